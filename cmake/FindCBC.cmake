@@ -1,0 +1,11 @@
+# Finds COIN-OR CBC (Debian: coinor-libcbc-dev) through its pkg-config file and exposes CBC::CBC.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(PC_CBC QUIET IMPORTED_TARGET cbc)
+endif()
+include(FindPackageHandleStandardArgs)
+find_package_handle_standard_args(CBC REQUIRED_VARS PC_CBC_FOUND VERSION_VAR PC_CBC_VERSION)
+if(CBC_FOUND AND NOT TARGET CBC::CBC)
+  add_library(CBC::CBC INTERFACE IMPORTED)
+  target_link_libraries(CBC::CBC INTERFACE PkgConfig::PC_CBC)
+endif()

@@ -1,0 +1,71 @@
+#include "core/csv.hpp"
+
+#include "core/error.hpp"
+
+namespace recycle {
+
+namespace {
+
+bool skip_line(const std::string& line) {
+  for (const char c : line) {
+    if (c == '#') return true;
+    if (c != ' ' && c != '\t' && c != '\r') return false;
+  }
+  return true;  // blank
+}
+
+std::vector<std::string> split_record(const std::string& line, const std::string& where) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"' && fields.back().empty()) {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else if (c != '\r') {
+      fields.back() += c;
+    }
+  }
+  if (quoted) throw InputError(where, "unterminated quoted field");
+  return fields;
+}
+
+}  // namespace
+
+std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source) {
+  std::vector<CsvRow> rows;
+  std::size_t line_no = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    auto end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++line_no;
+    const std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (skip_line(line)) continue;
+    rows.push_back({line_no, split_record(line, source + ":" + std::to_string(line_no))});
+  }
+  return rows;
+}
+
+std::string csv_escape(const std::string& field) {
+  if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  std::string out = "\"";
+  for (const char c : field) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace recycle

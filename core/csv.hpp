@@ -1,0 +1,28 @@
+// Reading CSV input: one record per line, comma-separated, RFC 4180 double quotes for fields that
+// hold commas. Blank lines and lines starting with '#' are skipped. Every row remembers its line
+// number so a caller's error reads `file:line: what`.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace recycle {
+
+struct CsvRow {
+  std::size_t line = 0;              /// 1-based line number in the source
+  std::vector<std::string> fields;
+
+  /// "file:line", for InputError.
+  [[nodiscard]] std::string where(const std::string& source) const {
+    return source + ":" + std::to_string(line);
+  }
+};
+
+/// Parses CSV text; `source` names it in errors (unterminated quote).
+[[nodiscard]] std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source);
+
+/// Quotes a field if it holds a comma, quote or newline.
+[[nodiscard]] std::string csv_escape(const std::string& field);
+
+}  // namespace recycle

@@ -1,0 +1,55 @@
+#include "core/file_io.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <system_error>
+
+#include "core/error.hpp"
+
+namespace recycle {
+
+std::string read_text_file(const std::string& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
+  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, expected a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, "cannot open for reading");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad()) throw InputError(path, "read error");
+  std::string content = std::move(buffer).str();
+  if (content.find('\0') != std::string::npos) {
+    throw InputError(path, "binary content (NUL byte), expected a text file");
+  }
+  return content;
+}
+
+void write_text_file(const std::string& path, const std::string& content) {
+  if (path == "-") {
+    std::cout << content;
+    std::cout.flush();
+    return;
+  }
+  const std::string tmp = path + ".tmp-recycle";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw InputError(path, "cannot open for writing");
+    out << content;
+    out.flush();
+    if (!out) {
+      std::remove(tmp.c_str());
+      throw InputError(path, "write failed");
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) {
+    std::remove(tmp.c_str());
+    throw InputError(path, "cannot write: " + ec.message());
+  }
+}
+
+}  // namespace recycle

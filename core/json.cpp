@@ -1,0 +1,125 @@
+#include "core/json.hpp"
+
+#include <cmath>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+
+namespace recycle {
+
+namespace {
+
+std::string line_column(const std::string& text, std::size_t byte) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < byte && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return std::to_string(line) + ":" + std::to_string(column);
+}
+
+const char* type_name(const nlohmann::json& j) {
+  if (j.is_null()) return "null";
+  if (j.is_boolean()) return "a boolean";
+  if (j.is_number()) return "a number";
+  if (j.is_string()) return "a string";
+  if (j.is_array()) return "an array";
+  return "an object";
+}
+
+}  // namespace
+
+nlohmann::json parse_json(const std::string& text, const std::string& source) {
+  try {
+    return nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is 1-based and points one past the offending character.
+    const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
+    const std::string problem = text.empty() ? "empty file, expected JSON" : "malformed JSON";
+    throw InputError(source + ":" + line_column(text, byte), problem);
+  }
+}
+
+nlohmann::json load_json(const std::string& path) { return parse_json(read_text_file(path), path); }
+
+std::string JsonView::where() const { return path_.empty() ? source_ : source_ + ": " + path_; }
+
+void JsonView::fail(const std::string& problem) const { throw InputError(where(), problem); }
+
+JsonView JsonView::at(std::string_view key) const {
+  if (!node_->is_object()) fail(std::string("expected an object, got ") + type_name(*node_));
+  const auto it = node_->find(key);
+  const std::string child = path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+  if (it == node_->end()) throw InputError(source_ + ": " + child, "missing field");
+  return JsonView(*it, source_, child);
+}
+
+std::optional<JsonView> JsonView::find(std::string_view key) const {
+  if (!has(key)) return std::nullopt;
+  return at(key);
+}
+
+bool JsonView::has(std::string_view key) const {
+  return node_->is_object() && node_->find(key) != node_->end();
+}
+
+std::vector<JsonView> JsonView::items() const {
+  if (!node_->is_array()) fail(std::string("expected an array, got ") + type_name(*node_));
+  std::vector<JsonView> out;
+  out.reserve(node_->size());
+  for (std::size_t i = 0; i < node_->size(); ++i) {
+    out.emplace_back((*node_)[i], source_, path_ + "[" + std::to_string(i) + "]");
+  }
+  return out;
+}
+
+std::int64_t JsonView::as_int(std::int64_t min, std::int64_t max) const {
+  std::int64_t value = 0;
+  if (node_->is_number_integer()) {
+    value = node_->get<std::int64_t>();
+    if (node_->is_number_unsigned() && node_->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
+      fail("expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    }
+  } else if (node_->is_number_float()) {
+    const double d = node_->get<double>();
+    if (d != std::floor(d) || std::fabs(d) > 9e15) fail("expected an integer, got " + node_->dump());
+    value = static_cast<std::int64_t>(d);
+  } else {
+    fail(std::string("expected an integer, got ") + type_name(*node_));
+  }
+  if (value < min || value > max) {
+    fail("expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got " +
+         std::to_string(value));
+  }
+  return value;
+}
+
+double JsonView::as_double() const {
+  if (!node_->is_number()) fail(std::string("expected a number, got ") + type_name(*node_));
+  const double d = node_->get<double>();
+  if (!std::isfinite(d)) fail("expected a finite number");
+  return d;
+}
+
+double JsonView::as_nonnegative() const {
+  const double d = as_double();
+  if (d < 0) fail("expected a number >= 0, got " + node_->dump());
+  return d;
+}
+
+std::string JsonView::as_string() const {
+  if (!node_->is_string()) fail(std::string("expected a string, got ") + type_name(*node_));
+  return node_->get<std::string>();
+}
+
+bool JsonView::as_bool() const {
+  if (!node_->is_boolean()) fail(std::string("expected true or false, got ") + type_name(*node_));
+  return node_->get<bool>();
+}
+
+}  // namespace recycle

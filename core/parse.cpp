@@ -1,0 +1,60 @@
+#include "core/parse.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include "core/error.hpp"
+
+namespace recycle {
+
+std::string_view trim(std::string_view text) noexcept {
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos) return {};
+  const auto last = text.find_last_not_of(" \t\r\n");
+  return text.substr(first, last - first + 1);
+}
+
+std::int64_t parse_int(std::string_view text, const std::string& where) {
+  const std::string_view t = trim(text);
+  std::int64_t value = 0;
+  const auto* begin = t.data();
+  const auto* end = t.data() + t.size();
+  if (!t.empty() && *begin == '+') ++begin;
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (t.empty() || ec == std::errc::result_out_of_range) {
+    throw InputError(where, "expected an integer, got '" + std::string(t) + "'");
+  }
+  if (ec != std::errc() || ptr != end) {
+    throw InputError(where, "expected an integer, got '" + std::string(t) + "'");
+  }
+  return value;
+}
+
+double parse_double(std::string_view text, const std::string& where) {
+  const std::string_view t = trim(text);
+  double value = 0;
+  const auto* begin = t.data();
+  const auto* end = t.data() + t.size();
+  if (!t.empty() && *begin == '+') ++begin;
+  const auto [ptr, ec] = std::from_chars(begin, end, value);
+  if (t.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    throw InputError(where, "expected a number, got '" + std::string(t) + "'");
+  }
+  return value;
+}
+
+std::vector<std::string_view> split(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const auto pos = text.find(sep, start);
+    if (pos == std::string_view::npos) {
+      parts.push_back(text.substr(start));
+      return parts;
+    }
+    parts.push_back(text.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+}  // namespace recycle

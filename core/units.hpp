@@ -1,0 +1,26 @@
+// Unit types. Every quantity that crosses a function boundary carries its unit in its type name,
+// so no reader has to guess whether a double is seconds or milliseconds.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace recycle {
+
+using Nanos = std::int64_t;      /// simulated time, nanoseconds
+using Bytes = std::int64_t;      /// a size in bytes
+using BytesPerSecond = double;   /// a bandwidth
+using Seconds = double;          /// a duration read from or written to a user-facing file
+
+inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
+
+/// Rounds to the nearest nanosecond; the one place seconds become simulated time.
+[[nodiscard]] inline Nanos to_nanos(Seconds s) noexcept {
+  return static_cast<Nanos>(std::llround(s * static_cast<double>(kNanosPerSecond)));
+}
+
+[[nodiscard]] inline constexpr Seconds to_seconds(Nanos ns) noexcept {
+  return static_cast<Seconds>(ns) / static_cast<Seconds>(kNanosPerSecond);
+}
+
+}  // namespace recycle

@@ -1,0 +1,249 @@
+#include "planner/generators.hpp"
+
+#include <algorithm>
+#include <array>
+
+#include "core/error.hpp"
+
+namespace recycle::planner {
+
+namespace {
+
+Action make(ActionType type, std::int32_t virtual_stage, std::int32_t microbatch) {
+  return Action{type, virtual_stage, microbatch, 0};
+}
+
+void require_single_chunk(const Layout& layout, std::string_view name) {
+  if (layout.interleave != 1) {
+    throw InputError("--interleave", "only the interleaved schedule splits a stage into chunks; " +
+                                         std::string(name) + " needs --interleave 1");
+  }
+}
+
+void require_layout(const Layout& layout) {
+  if (layout.pp < 1 || layout.pp > kMaxPp) {
+    throw InputError("--pp", "expected 1 to " + std::to_string(kMaxPp) + " stages");
+  }
+  if (layout.dp < 1 || layout.dp > kMaxDp) {
+    throw InputError("--dp", "expected 1 to " + std::to_string(kMaxDp) + " pipelines");
+  }
+  if (layout.microbatches < 1 || layout.microbatches > kMaxMicrobatches) {
+    throw InputError("--microbatches", "expected 1 to " + std::to_string(kMaxMicrobatches));
+  }
+  if (layout.interleave < 1 || layout.interleave > kMaxInterleave) {
+    throw InputError("--interleave", "expected 1 to " + std::to_string(kMaxInterleave) + " chunks");
+  }
+}
+
+}  // namespace
+
+std::vector<Action> gpipe_order(const Layout& layout, std::int32_t stage) {
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(2 * layout.microbatches));
+  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) order.push_back(make(ActionType::kBackward, stage, mb));
+  return order;
+}
+
+std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage) {
+  const std::int32_t m = layout.microbatches;
+  const std::int32_t warmup = std::min(layout.pp - stage - 1, m);
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(2 * m));
+  for (std::int32_t mb = 0; mb < warmup; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t k = 0; k < m - warmup; ++k) {
+    order.push_back(make(ActionType::kForward, stage, warmup + k));
+    order.push_back(make(ActionType::kBackward, stage, k));
+  }
+  for (std::int32_t mb = m - warmup; mb < m; ++mb) order.push_back(make(ActionType::kBackward, stage, mb));
+  return order;
+}
+
+std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage) {
+  // Megatron-LM's forward_backward_pipelining_with_interleaving: the k-th forward step of a worker
+  // runs chunk (k mod pp*V) / pp of micro-batch (k / pp*V) * pp + k mod pp; backward steps walk
+  // the chunks in reverse.
+  const std::int32_t pp = layout.pp;
+  const std::int32_t v = layout.interleave;
+  const std::int32_t total = layout.microbatches * v;
+  const std::int32_t group = pp * v;
+  std::int32_t warmup = (pp - stage - 1) * 2 + (v - 1) * pp;
+  if (layout.microbatches == pp) warmup = total;
+  warmup = std::min(warmup, total);
+  const auto microbatch = [&](std::int32_t k) { return (k / group) * pp + k % pp; };
+  const auto forward = [&](std::int32_t k) {
+    return make(ActionType::kForward, ((k % group) / pp) * pp + stage, microbatch(k));
+  };
+  const auto backward = [&](std::int32_t k) {
+    return make(ActionType::kBackward, (v - 1 - (k % group) / pp) * pp + stage, microbatch(k));
+  };
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(2 * total));
+  for (std::int32_t k = 0; k < warmup; ++k) order.push_back(forward(k));
+  for (std::int32_t k = 0; k < total - warmup; ++k) {
+    order.push_back(forward(warmup + k));
+    order.push_back(backward(k));
+  }
+  for (std::int32_t k = total - warmup; k < total; ++k) order.push_back(backward(k));
+  return order;
+}
+
+std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
+  // 1F1B's order of F and I; stage s holds back its first s Ws, so that the I of the next
+  // micro-batch is not delayed behind a W while upstream stages wait for it. The held-back Ws
+  // fill the cool-down. Peak activations on stage s: (pp - s - 1) + s + 1 = pp, 1F1B's stage-0 peak.
+  const std::int32_t m = layout.microbatches;
+  const std::int32_t warmup = std::min(layout.pp - stage - 1, m);
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(3 * m));
+  std::int32_t next_w = 0;
+  for (std::int32_t mb = 0; mb < warmup; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t k = 0; k < m - warmup; ++k) {
+    order.push_back(make(ActionType::kForward, stage, warmup + k));
+    order.push_back(make(ActionType::kBackwardInput, stage, k));
+    if (k >= stage) order.push_back(make(ActionType::kBackwardWeight, stage, next_w++));
+  }
+  for (std::int32_t mb = m - warmup; mb < m; ++mb) {
+    order.push_back(make(ActionType::kBackwardInput, stage, mb));
+    order.push_back(make(ActionType::kBackwardWeight, stage, next_w++));
+  }
+  while (next_w < m) order.push_back(make(ActionType::kBackwardWeight, stage, next_w++));
+  return order;
+}
+
+std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs& costs,
+                                              std::int32_t memory_limit) {
+  // Event-driven list scheduling of one pipeline: repeatedly take the stage that can start
+  // something earliest; there, an I whose gradient has arrived goes first (it is on the critical
+  // path), then an F if the stage holds fewer than `memory_limit` activations, then a W. Taking
+  // the globally earliest start keeps it causal: nothing scheduled later can end before it.
+  const std::int32_t pp = layout.pp;
+  const std::int32_t m = layout.microbatches;
+  constexpr Nanos kNotYet = -1;
+  struct StageState {
+    Nanos free_at = 0;
+    std::int32_t next_f = 0, next_i = 0, next_w = 0, held = 0;
+    std::vector<Nanos> f_end, i_end;
+  };
+  std::vector<StageState> st(static_cast<std::size_t>(pp));
+  for (auto& s : st) {
+    s.f_end.assign(static_cast<std::size_t>(m), kNotYet);
+    s.i_end.assign(static_cast<std::size_t>(m), kNotYet);
+  }
+  std::vector<std::vector<Action>> orders(static_cast<std::size_t>(pp));
+  const auto at = [](const std::vector<Nanos>& v, std::int32_t i) { return v[static_cast<std::size_t>(i)]; };
+
+  for (std::int64_t remaining = 3LL * pp * m; remaining > 0; --remaining) {
+    std::int32_t best_stage = -1;
+    ActionType best_type = ActionType::kForward;
+    Nanos best_start = 0;
+    for (std::int32_t s = 0; s < pp; ++s) {
+      StageState& x = st[static_cast<std::size_t>(s)];
+      // Candidates in priority order; the first with the earliest start wins.
+      std::array<std::pair<ActionType, Nanos>, 3> cands;
+      std::size_t n = 0;
+      if (x.next_i < m && at(x.f_end, x.next_i) != kNotYet) {
+        const Nanos grad = s == pp - 1 ? at(x.f_end, x.next_i) : at(st[static_cast<std::size_t>(s + 1)].i_end, x.next_i);
+        if (grad != kNotYet) cands[n++] = {ActionType::kBackwardInput, std::max(x.free_at, grad)};
+      }
+      if (x.next_f < m && x.held < memory_limit) {
+        const Nanos input = s == 0 ? 0 : at(st[static_cast<std::size_t>(s - 1)].f_end, x.next_f);
+        if (input != kNotYet) cands[n++] = {ActionType::kForward, std::max(x.free_at, input)};
+      }
+      if (x.next_w < x.next_i) cands[n++] = {ActionType::kBackwardWeight, x.free_at};
+      for (std::size_t c = 0; c < n; ++c) {
+        const bool earlier_in_stage = std::any_of(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(n),
+                                                  [&](const auto& o) { return o.second < cands[c].second; });
+        if (earlier_in_stage) continue;
+        if (best_stage < 0 || cands[c].second < best_start) {
+          best_stage = s;
+          best_type = cands[c].first;
+          best_start = cands[c].second;
+        }
+        break;
+      }
+    }
+    RECYCLE_ASSERT(best_stage >= 0, "zb-h2 list scheduling found nothing to run");
+    StageState& x = st[static_cast<std::size_t>(best_stage)];
+    std::int32_t mb = 0;
+    if (best_type == ActionType::kForward) {
+      mb = x.next_f++;
+      ++x.held;
+    } else if (best_type == ActionType::kBackwardInput) {
+      mb = x.next_i++;
+    } else {
+      mb = x.next_w++;
+      --x.held;
+    }
+    const Action action = make(best_type, best_stage, mb);
+    x.free_at = best_start + costs.duration(action);
+    if (best_type == ActionType::kForward) x.f_end[static_cast<std::size_t>(mb)] = x.free_at;
+    if (best_type == ActionType::kBackwardInput) x.i_end[static_cast<std::size_t>(mb)] = x.free_at;
+    orders[static_cast<std::size_t>(best_stage)].push_back(action);
+  }
+  return orders;
+}
+
+const std::vector<std::string>& fault_free_generator_names() {
+  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2"};
+  return names;
+}
+
+Schedule generate_fault_free(std::string_view name, const GeneratorOptions& options) {
+  const Layout& layout = options.layout;
+  require_layout(layout);
+  std::vector<std::vector<Action>> stage_orders;
+  stage_orders.reserve(static_cast<std::size_t>(layout.pp));
+  if (name == "zb-h2") {
+    require_single_chunk(layout, name);
+    if (options.memory_limit && *options.memory_limit < 1) {
+      throw InputError("--memory-limit", "expected at least 1 micro-batch");
+    }
+    const Costs costs = options.costs.virtual_stages.empty()
+                            ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
+                            : options.costs;
+    const std::int32_t limit = std::min(2 * layout.pp - 1, options.memory_limit.value_or(2 * layout.pp - 1));
+    stage_orders = zb_h2_orders(layout, costs, limit);
+  }
+  for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
+    if (name == "gpipe") {
+      require_single_chunk(layout, name);
+      stage_orders.push_back(gpipe_order(layout, s));
+    } else if (name == "1f1b") {
+      require_single_chunk(layout, name);
+      stage_orders.push_back(one_f_one_b_order(layout, s));
+    } else if (name == "interleaved") {
+      if (layout.interleave < 2) {
+        throw InputError("--interleave", "the interleaved schedule needs at least 2 chunks per worker");
+      }
+      if (layout.microbatches % layout.pp != 0) {
+        throw InputError("--microbatches", "the interleaved schedule needs a multiple of --pp (" +
+                                               std::to_string(layout.pp) + "), got " +
+                                               std::to_string(layout.microbatches));
+      }
+      stage_orders.push_back(interleaved_order(layout, s));
+    } else if (name == "zb-h1") {
+      require_single_chunk(layout, name);
+      stage_orders.push_back(zb_h1_order(layout, s));
+    } else {
+      std::string known;
+      for (const auto& n : fault_free_generator_names()) known += (known.empty() ? "" : ", ") + n;
+      throw InputError("--schedule", "unknown schedule '" + std::string(name) + "', expected one of " + known);
+    }
+  }
+
+  Schedule schedule;
+  schedule.generator = std::string(name);
+  schedule.layout = layout;
+  schedule.workers.reserve(static_cast<std::size_t>(layout.workers()));
+  for (std::int32_t d = 0; d < layout.dp; ++d) {
+    for (std::int32_t s = 0; s < layout.pp; ++s) {
+      WorkerSchedule worker{{d, s}, stage_orders[static_cast<std::size_t>(s)]};
+      for (Action& a : worker.actions) a.owner = d;
+      schedule.workers.push_back(std::move(worker));
+    }
+  }
+  return schedule;
+}
+
+}  // namespace recycle::planner

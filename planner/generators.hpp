@@ -1,0 +1,49 @@
+// Fault-free schedule generators: pure functions of the layout (and, for the memory-aware ones,
+// the limit). Each writes the compute-action order of one pipeline's stages; every pipeline runs
+// the same order. planner/lower.hpp adds communication and the optimizer step.
+//
+//  gpipe        all forwards, then all backwards (B)
+//  1f1b         warm-up of pp - s - 1 forwards on stage s, then one forward one backward (Megatron-LM)
+//  interleaved  Megatron-LM's interleaved 1F1B with V chunks per worker (needs M % PP == 0)
+//  zb-h1        Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B order with B split into I and W, stage s
+//               defers its first s Ws so I runs early; peak activations as 1F1B
+//  zb-h2        Zero Bubble H2: up to 2pp - 1 micro-batches of activations per worker (or the memory
+//               limit, if lower), list-scheduled with the costs: I first, then F while memory
+//               allows, then W. The extra memory removes the (I - W) part of ZB-H1's bubble.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "planner/costs.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::planner {
+
+struct GeneratorOptions {
+  Layout layout;
+  Costs costs;                              ///< per virtual stage; may be empty for order-only generators
+  std::optional<std::int32_t> memory_limit; ///< micro-batches of activations per worker
+};
+
+/// The names accepted by generate_fault_free, in the order `--help` lists them.
+[[nodiscard]] const std::vector<std::string>& fault_free_generator_names();
+
+/// A compute-only schedule (F, I, W, B) for every worker of the layout. Throws InputError naming
+/// the flag (--schedule, --pp, --microbatches, --interleave, --memory-limit) when the layout does
+/// not suit the generator.
+[[nodiscard]] Schedule generate_fault_free(std::string_view name, const GeneratorOptions& options);
+
+/// Per-stage orders with owner 0 (exposed for tests). `stage` is the physical stage.
+[[nodiscard]] std::vector<Action> gpipe_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
+/// All stages at once: the order depends on the costs. `memory_limit` in micro-batches.
+[[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs& costs,
+                                                            std::int32_t memory_limit);
+
+}  // namespace recycle::planner

@@ -1,0 +1,105 @@
+// The schedule language shared by the planner, the simulator and the executor.
+//
+// Concepts:
+//  - Layout: DP pipelines of PP stages, M micro-batches per pipeline per iteration, V interleave
+//    chunks per worker (virtual stage v = chunk * pp + stage; v runs on physical stage v % pp).
+//  - Worker: one pipeline-stage replica (dp, stage); with tensor parallelism a whole TP group.
+//  - Action: one step of a worker's list (planner/action.hpp), run in list order.
+//  - Route: a micro-batch that runs at some stage on another pipeline's worker than its owner's
+//    (re-routed around a failed worker). Which worker runs what is data, not part of the token.
+//  - Schedule: the action list of every live worker, plus the failed workers and the routes.
+// The rules a schedule must obey are in docs/architecture.md and checked by planner/validator.hpp.
+#pragma once
+
+#include <compare>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "planner/action.hpp"
+
+namespace recycle::planner {
+
+struct Layout {
+  std::int32_t dp = 1;            ///< data-parallel pipelines
+  std::int32_t pp = 1;            ///< pipeline stages
+  std::int32_t microbatches = 1;  ///< per pipeline per iteration
+  std::int32_t interleave = 1;    ///< model chunks per worker (virtual stages = pp * interleave)
+
+  [[nodiscard]] std::int32_t virtual_stages() const noexcept { return pp * interleave; }
+  [[nodiscard]] std::int32_t stage_of(std::int32_t virtual_stage) const noexcept { return virtual_stage % pp; }
+  [[nodiscard]] std::int32_t chunk_of(std::int32_t virtual_stage) const noexcept { return virtual_stage / pp; }
+  [[nodiscard]] std::int32_t workers() const noexcept { return dp * pp; }
+
+  friend bool operator==(const Layout&, const Layout&) = default;
+};
+
+/// Largest values accepted anywhere a layout is read (flags, files); keeps products in int32.
+inline constexpr std::int32_t kMaxDp = 65'536;
+inline constexpr std::int32_t kMaxPp = 1'024;
+inline constexpr std::int32_t kMaxMicrobatches = 65'536;
+inline constexpr std::int32_t kMaxInterleave = 64;
+
+struct WorkerId {
+  std::int32_t dp = 0;
+  std::int32_t stage = 0;
+
+  friend auto operator<=>(const WorkerId&, const WorkerId&) = default;
+};
+
+/// "(dp,stage)", as used in messages.
+[[nodiscard]] std::string to_string(WorkerId id);
+
+/// Pipeline `owner`'s micro-batch `microbatch` runs at physical stage `stage` on worker (dp, stage).
+struct Route {
+  std::int32_t owner = 0;
+  std::int32_t stage = 0;
+  std::int32_t microbatch = 0;
+  std::int32_t dp = 0;
+
+  friend auto operator<=>(const Route&, const Route&) = default;
+};
+
+struct WorkerSchedule {
+  WorkerId id;
+  std::vector<Action> actions;
+};
+
+struct Schedule {
+  std::string generator;                ///< which generator wrote it ("1f1b", "zb-h1", "file", ...)
+  Layout layout;
+  std::vector<WorkerId> failed;         ///< sorted
+  std::vector<Route> routes;            ///< sorted; empty when nothing is re-routed
+  std::vector<WorkerSchedule> workers;  ///< live workers, sorted by (dp, stage)
+
+  /// True if any worker's list holds SEND_*/RECV_* actions (the schedule has been lowered).
+  [[nodiscard]] bool has_comms() const noexcept;
+};
+
+/// Which worker runs a (owner, stage, micro-batch): the route if there is one, else the owner's.
+/// Built once per schedule; lookups are O(1).
+class RouteTable {
+ public:
+  explicit RouteTable(const Schedule& schedule);
+
+  /// The dp index of the worker that runs `owner`'s micro-batch at physical `stage`.
+  [[nodiscard]] std::int32_t dp_of(std::int32_t owner, std::int32_t stage, std::int32_t microbatch) const noexcept {
+    return dp_[index(owner, stage, microbatch)];
+  }
+  /// The worker that runs virtual stage `virtual_stage` of `owner`'s micro-batch.
+  [[nodiscard]] WorkerId worker_of(std::int32_t owner, std::int32_t virtual_stage, std::int32_t microbatch) const noexcept {
+    const std::int32_t stage = layout_.stage_of(virtual_stage);
+    return {dp_of(owner, stage, microbatch), stage};
+  }
+
+ private:
+  [[nodiscard]] std::size_t index(std::int32_t owner, std::int32_t stage, std::int32_t microbatch) const noexcept {
+    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) + static_cast<std::size_t>(stage)) *
+               static_cast<std::size_t>(layout_.microbatches) +
+           static_cast<std::size_t>(microbatch);
+  }
+  Layout layout_;
+  std::vector<std::int32_t> dp_;
+};
+
+}  // namespace recycle::planner

@@ -1,0 +1,53 @@
+// Profiles: what one micro-batch costs on each pipeline stage, and the hardware it was made for.
+//
+// Concepts:
+//  - StageProfile: per stage and micro-batch, the time of F, I (input gradient) and W (weight
+//    gradient), the optimizer step per iteration, and the bytes it holds and sends.
+//  - HardwareSpec: GPUs per node, memory, bandwidth and latency inside a node and between nodes.
+//  - Profile: the stages of one model split into a pipeline, on one kind of hardware.
+// File format "recycle.profile/1" (docs/formats.md); sources: hand-written JSON, the analytic
+// synthesizer, or the executor's measurements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/units.hpp"
+
+namespace recycle::profiles {
+
+struct StageProfile {
+  Nanos forward = 0;
+  Nanos backward_input = 0;
+  Nanos backward_weight = 0;
+  Nanos optimizer = 0;            ///< per iteration
+  Bytes activation_bytes = 0;     ///< held from F until W, per micro-batch
+  Bytes output_bytes = 0;         ///< sent to the next stage (and the gradient back), per micro-batch
+  Bytes param_bytes = 0;          ///< weights (and so weight gradients) of the stage
+  Bytes optimizer_state_bytes = 0;
+};
+
+struct HardwareSpec {
+  std::int32_t gpus_per_node = 8;
+  BytesPerSecond intra_node_bandwidth = 0;
+  BytesPerSecond inter_node_bandwidth = 0;
+  Nanos intra_node_latency = 0;
+  Nanos inter_node_latency = 0;
+  Bytes memory_bytes = 0;  ///< per GPU
+};
+
+struct Profile {
+  std::string name;
+  std::int32_t tensor_parallel = 1;  ///< GPUs per worker
+  std::vector<StageProfile> stages;
+  HardwareSpec hardware;
+};
+
+[[nodiscard]] Profile profile_from_json(const nlohmann::json& json, const std::string& source);
+[[nodiscard]] Profile load_profile(const std::string& path);
+[[nodiscard]] nlohmann::json to_json(const Profile& profile);
+
+}  // namespace recycle::profiles

@@ -1,0 +1,73 @@
+// recycle: what failures cost a large training job, and what to do about it.
+#include <cstdio>
+#include <exception>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "tools/command.hpp"
+
+namespace recycle::tools {
+
+std::string examples(std::initializer_list<std::string> lines) {
+  std::string out = "\nExamples:\n";
+  for (const auto& line : lines) out += "  " + line + "\n";
+  return out;
+}
+
+namespace {
+
+int print_error(const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  return kExitBadInput;
+}
+
+}  // namespace
+}  // namespace recycle::tools
+
+int main(int argc, char** argv) {
+  using namespace recycle::tools;
+  CLI::App app{
+      "recycle: pipeline schedules, failure traces and throughput under failures "
+      "(ReCycle, SOSP '24)"};
+  app.require_subcommand(1);
+  bool verbose = false;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "Log debug messages to stderr");
+  app.add_flag("-q,--quiet", quiet, "Log only errors");
+  app.footer(examples({"recycle plan --schedule 1f1b --pp 4 --microbatches 8",
+                       "recycle plan --check schedule.json"}));
+
+  std::vector<Command> commands;
+  commands.push_back(add_plan_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return print_error(e.what());
+  }
+  recycle::setup_logging(quiet     ? recycle::Verbosity::kQuiet
+                         : verbose ? recycle::Verbosity::kVerbose
+                                   : recycle::Verbosity::kNormal);
+  try {
+    for (const Command& command : commands) {
+      if (command.app->parsed()) return command.run();
+    }
+  } catch (const recycle::InputError& e) {
+    return print_error(e.what());
+  } catch (const std::bad_alloc&) {
+    return print_error("out of memory (the configuration is too large for this machine)");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 3;
+  }
+  return kExitBadInput;
+}

@@ -1,0 +1,17 @@
+// Planner costs from a profile: each stage's F, I and W times split evenly over its interleave
+// chunks (one chunk holds 1/V of the stage's layers), and the stage's optimizer step.
+#pragma once
+
+#include <string>
+
+#include "planner/costs.hpp"
+#include "planner/schedule.hpp"
+#include "profiles/profile.hpp"
+
+namespace recycle::planner {
+
+/// Throws InputError naming `source` (the profile's file) when its stage count is not layout.pp.
+[[nodiscard]] Costs costs_from_profile(const profiles::Profile& profile, const Layout& layout,
+                                       const std::string& source);
+
+}  // namespace recycle::planner

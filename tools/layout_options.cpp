@@ -1,0 +1,57 @@
+#include "tools/layout_options.hpp"
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "core/parse.hpp"
+#include "planner/profile_costs.hpp"
+
+namespace recycle::tools {
+
+void LayoutOptions::add_to(CLI::App& app) {
+  app.add_option("--pp", pp, "Pipeline stages")->check(CLI::Range(1, planner::kMaxPp));
+  app.add_option("--microbatches", microbatches, "Micro-batches per pipeline per iteration")
+      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  app.add_option("--dp", dp, "Data-parallel pipelines (default 1)")->check(CLI::Range(1, planner::kMaxDp));
+  app.add_option("--interleave", interleave, "Model chunks per worker, for the interleaved schedule (default 1)")
+      ->check(CLI::Range(1, planner::kMaxInterleave));
+  auto* c = app.add_option("--costs", costs, "Seconds per F, I and W of one micro-batch on every (virtual) stage: F,I,W");
+  auto* p = app.add_option("--profile", profile, "Profile JSON with per-stage costs (docs/formats.md)");
+  c->excludes(p);
+}
+
+planner::Layout LayoutOptions::layout() const {
+  if (pp == 0) throw InputError("--pp", "required");
+  if (microbatches == 0) throw InputError("--microbatches", "required");
+  return planner::Layout{dp, pp, microbatches, interleave};
+}
+
+std::optional<profiles::Profile> LayoutOptions::load_profile() const {
+  if (profile.empty()) return std::nullopt;
+  return profiles::load_profile(profile);
+}
+
+planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
+  if (const auto p = load_profile()) return planner::costs_from_profile(*p, layout, profile);
+  planner::StageCost cost{kNanosPerSecond, kNanosPerSecond, kNanosPerSecond};
+  if (!costs.empty()) {
+    const auto parts = split(costs, ',');
+    if (parts.size() != 3) {
+      throw InputError("--costs", "expected three numbers F,I,W in seconds, got '" + costs + "'");
+    }
+    Nanos values[3];
+    for (std::size_t i = 0; i < 3; ++i) {
+      const double s = parse_double(parts[i], "--costs");
+      if (s < 0 || s > 1e6) throw InputError("--costs", "expected seconds in [0, 1e6], got '" + std::string(parts[i]) + "'");
+      values[i] = to_nanos(s);
+    }
+    cost = {values[0], values[1], values[2]};
+  }
+  return planner::Costs::uniform(layout.virtual_stages(), cost);
+}
+
+std::string fmt_microbatches(std::int32_t chunks, std::int32_t interleave) {
+  return fmt::format("{:g}", static_cast<double>(chunks) / static_cast<double>(interleave));
+}
+
+}  // namespace recycle::tools

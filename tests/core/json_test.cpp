@@ -1,0 +1,50 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "core/json.hpp"
+
+using recycle::InputError;
+using recycle::JsonView;
+
+namespace {
+std::string error_of(const auto& fn) {
+  try {
+    fn();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("parse_json reports the line and column of a syntax error") {
+  // The missing value after "pp": is on line 2; the parser stops at the '}' in column 9.
+  const std::string text = "{\"layout\":\n {\"pp\": }\n}";
+  CHECK(error_of([&] { (void)recycle::parse_json(text, "s.json"); }) == "s.json:2:9: malformed JSON");
+  CHECK(error_of([&] { (void)recycle::parse_json("", "e.json"); }) == "e.json:1:1: empty file, expected JSON");
+}
+
+TEST_CASE("JsonView names the field path in every error") {
+  const auto j = recycle::parse_json(R"({"layout": {"pp": 0, "dp": "x"}, "workers": [1, {"a": 2}]})", "f.json");
+  const JsonView root(j, "f.json");
+  CHECK(root.at("layout").at("pp").as_int(0, 10) == 0);
+  CHECK(error_of([&] { (void)root.at("layout").at("pp").as_int(1, 10); }) ==
+        "f.json: layout.pp: expected an integer in [1, 10], got 0");
+  CHECK(error_of([&] { (void)root.at("layout").at("dp").as_int(1, 10); }) ==
+        "f.json: layout.dp: expected an integer, got a string");
+  CHECK(error_of([&] { (void)root.at("layout").at("mb"); }) == "f.json: layout.mb: missing field");
+  CHECK(error_of([&] { (void)root.at("workers").items()[0].at("a"); }) ==
+        "f.json: workers[0]: expected an object, got a number");
+  CHECK(root.at("workers").items()[1].at("a").as_double() == 2.0);
+  CHECK(error_of([&] { (void)root.at("layout").items(); }) == "f.json: layout: expected an array, got an object");
+}
+
+TEST_CASE("as_int rejects fractions and as_nonnegative rejects negatives") {
+  const auto j = recycle::parse_json(R"({"a": 2.5, "b": -1, "c": 3.0})", "f.json");
+  const JsonView root(j, "f.json");
+  CHECK_THROWS_AS((void)root.at("a").as_int(0, 10), InputError);
+  CHECK(root.at("c").as_int(0, 10) == 3);
+  CHECK(error_of([&] { (void)root.at("b").as_nonnegative(); }) == "f.json: b: expected a number >= 0, got -1");
+}

@@ -2,7 +2,8 @@
 # Runs one command-line case and checks what a user would see.
 #   expect.sh EXIT_CODE REGEX [--no-file PATH] -- COMMAND [ARGS...]
 # Passes when COMMAND exits with EXIT_CODE, its stdout+stderr matches the extended REGEX, and (with
-# --no-file) PATH does not exist afterwards. On exit code 2 the output must be one `error:` line.
+# --no-file) PATH does not exist afterwards. The output's lines are joined with " ## " before the
+# match, so a REGEX can span lines and ^/$ anchor the whole output. On exit code 2 the output must be one `error:` line.
 set -uo pipefail
 expected_code=$1; regex=$2; shift 2
 no_file=""
@@ -15,7 +16,8 @@ code=$?
 fail() { printf 'FAIL: %s\n  command: %s\n  exit code: %s\n  output:\n%s\n' "$1" "$*" "$code" "$output"; exit 1; }
 
 [ "$code" -eq "$expected_code" ] || fail "expected exit code $expected_code"
-printf '%s' "$output" | grep -Eq -- "$regex" || fail "output does not match /$regex/"
+joined=$(printf '%s\n' "$output" | awk 'BEGIN { ORS = " ## " } { print }')
+printf '%s' "$joined" | grep -Eq -- "$regex" || fail "output does not match /$regex/"
 if [ "$expected_code" -eq 2 ]; then
   lines=$(printf '%s\n' "$output" | grep -c .)
   [ "$lines" -eq 1 ] || fail "expected exactly one output line on bad input"

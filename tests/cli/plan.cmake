@@ -1,1 +1,75 @@
-# recycle plan
+# recycle plan. Expected numbers are worked out by hand from the schedule formulas:
+#   1F1B and GPipe, uniform F = I = W = 1 s: makespan (m + p - 1)(F + I + W)
+#   ZB-H1 (Zero Bubble paper, m >= p): m(F + I + W) + (p - 1)(F + I - W)
+set(P $<TARGET_FILE:recycle>)
+
+cli_test("plan 1f1b pp4 m8 text" 0 "1f1b: dp 1 x pp 4, 8 micro-batches, makespan 33 s"
+  plan --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1)
+cli_test("plan zb-h1 pp4 m8 text" 0 "zb-h1: dp 1 x pp 4, 8 micro-batches, makespan 27 s"
+  plan --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1)
+cli_test("plan gpipe pp2 m2 text" 0 "makespan 9 s"
+  plan --schedule gpipe --pp 2 --microbatches 2 --costs 1,1,1)
+# 1F1B pp 2, m 2, F=I=W=1 s: stage 1 runs F0 at 1-2, B0 at 2-4, F1 at 4-5, B1 at 5-7, so its
+# line starts with one idle column of 1 s after the label.
+cli_test("plan 1f1b pp2 text rows" 0 "[(]0,1[)] +[.]+F0 B0 +F1 B1"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1)
+cli_test("plan interleaved text" 0 "interleaved: dp 1 x pp 2 x 2 chunks, 4 micro-batches"
+  plan --schedule interleaved --pp 2 --microbatches 4 --interleave 2)
+cli_test("plan zb-h2 json" 0 "\"generator\": \"zb-h2\""
+  plan --schedule zb-h2 --pp 4 --microbatches 8 --format json)
+cli_test("plan json has the format tag" 0 "\"format\": \"recycle.schedule/1\""
+  plan --schedule 1f1b --pp 2 --microbatches 2 --dp 2 --format json)
+cli_test("plan json comms" 0 "\"0SEND_F0\""
+  plan --schedule 1f1b --pp 2 --microbatches 2 --format json --comms)
+cli_test("plan json compute only without --comms" 0 "^[^S]*$"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --format json)
+# Hand-worked PyTorch compute_only grid for 1F1B pp 2, m 2 (every action one step): rank 1 runs
+# F0 at step 1, B0 at 2, F1 at 3, B1 at 4; rank 0's B0 needs rank 1's B0, so rank 0 idles at step 2.
+# (expect.sh joins output lines with " ## ".)
+cli_test("plan csv 1f1b pp2" 0 "^0F0,0F1,,0B0,0B1 ## ,1F0,1B0,1F1,1B1 ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --format csv)
+cli_test("plan csv-comms 1f1b pp2" 0 "0F0,0SEND_F0"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --format csv-comms)
+cli_test("plan -o writes a file that --check accepts" 0 "valid"
+  sh -c "${P} plan --schedule zb-h1 --pp 4 --microbatches 8 --dp 2 --format json --comms -o ${OUT}/zb.json && ${P} plan --check ${OUT}/zb.json")
+cli_test("plan csv written then checked" 0 "valid"
+  sh -c "${P} plan --schedule 1f1b --pp 3 --microbatches 5 --format csv -o ${OUT}/s.csv && ${P} plan --check ${OUT}/s.csv")
+cli_test("plan --help has an example" 0 "Examples:.*recycle plan --schedule"
+  plan --help)
+
+cli_test("check valid hand-written json" 0 "valid: hand schedule" plan --check ${DATA}/valid_pp2.json)
+cli_test("check valid hand-written csv" 0 "valid" plan --check ${DATA}/valid_pp2.csv)
+cli_test("check missing micro-batch" 1 "missing.*1F1" plan --check ${DATA}/missing_mb.json)
+cli_test("check deadlock" 1 "deadlock" plan --check ${DATA}/cycle.json)
+cli_test("check memory limit" 1 "memory" plan --check ${DATA}/valid_pp2.json --memory-limit 1)
+
+# Bad input: one error line naming the flag or file, exit 2, no output file.
+cli_test("bad pp 0" 2 "--pp" NO_FILE ${OUT}/bad.json
+  plan --schedule 1f1b --pp 0 --microbatches 8 -o ${OUT}/bad.json)
+cli_test("bad pp text" 2 "--pp" plan --schedule 1f1b --pp four --microbatches 8)
+cli_test("missing microbatches" 2 "--microbatches: required" plan --schedule 1f1b --pp 4)
+cli_test("missing schedule" 2 "--schedule: required" plan --pp 4 --microbatches 8)
+cli_test("unknown schedule" 2 "--schedule: unknown schedule 'foo'" NO_FILE ${OUT}/bad.json
+  plan --schedule foo --pp 4 --microbatches 8 -o ${OUT}/bad.json)
+cli_test("interleave on 1f1b" 2 "--interleave" plan --schedule 1f1b --pp 4 --microbatches 8 --interleave 2)
+cli_test("interleaved needs chunks" 2 "--interleave" plan --schedule interleaved --pp 4 --microbatches 8)
+cli_test("interleaved microbatches not a multiple of pp" 2 "--microbatches: .*multiple of --pp"
+  plan --schedule interleaved --pp 4 --microbatches 6 --interleave 2)
+cli_test("interleaved fewer microbatches than pp" 2 "--microbatches"
+  plan --schedule interleaved --pp 4 --microbatches 2 --interleave 2)
+cli_test("costs with two numbers" 2 "--costs: expected three numbers" plan --schedule 1f1b --pp 2 --microbatches 2 --costs 1,2)
+cli_test("costs not numbers" 2 "--costs" plan --schedule 1f1b --pp 2 --microbatches 2 --costs a,b,c)
+cli_test("costs negative" 2 "--costs" plan --schedule 1f1b --pp 2 --microbatches 2 --costs -1,1,1)
+cli_test("costs and profile together" 2 "excludes" plan --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1 --profile x.json)
+cli_test("profile missing" 2 "nope.json: no such file" plan --schedule 1f1b --pp 2 --microbatches 2 --profile nope.json)
+cli_test("memory limit below 1f1b's need" 2 "--memory-limit: 1f1b holds 4 micro-batches" NO_FILE ${OUT}/bad.json
+  plan --schedule 1f1b --pp 4 --microbatches 8 --memory-limit 2 -o ${OUT}/bad.json)
+cli_test("memory limit 0" 2 "--memory-limit" plan --schedule 1f1b --pp 4 --microbatches 8 --memory-limit 0)
+cli_test("bad format" 2 "--format" plan --schedule 1f1b --pp 4 --microbatches 8 --format xml)
+cli_test("unknown flag" 2 "--frobnicate" plan --schedule 1f1b --pp 4 --microbatches 8 --frobnicate)
+cli_test("output directory missing" 2 "cannot open for writing"
+  plan --schedule 1f1b --pp 4 --microbatches 8 -o /nonexistent-recycle-dir/x.json)
+cli_test("check and schedule together" 2 "--check" plan --check ${DATA}/valid_pp2.json --schedule 1f1b)
+cli_test("check missing file" 2 "nope.json: no such file" plan --check nope.json)
+cli_test("check truncated json" 2 "truncated.json:[0-9]+:[0-9]+: malformed JSON" plan --check ${DATA}/truncated.json)
+cli_test("check binary garbage" 2 "garbage.bin: binary content" plan --check ${DATA}/garbage.bin)

@@ -1,9 +1,9 @@
 #include "planner/generators.hpp"
 
 #include <algorithm>
-#include <array>
 
 #include "core/error.hpp"
+#include "planner/list_scheduler.hpp"
 
 namespace recycle::planner {
 
@@ -113,74 +113,13 @@ std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
 
 std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs& costs,
                                               std::int32_t memory_limit) {
-  // Event-driven list scheduling of one pipeline: repeatedly take the stage that can start
-  // something earliest; there, an I whose gradient has arrived goes first (it is on the critical
-  // path), then an F if the stage holds fewer than `memory_limit` activations, then a W. Taking
-  // the globally earliest start keeps it causal: nothing scheduled later can end before it.
-  const std::int32_t pp = layout.pp;
-  const std::int32_t m = layout.microbatches;
-  constexpr Nanos kNotYet = -1;
-  struct StageState {
-    Nanos free_at = 0;
-    std::int32_t next_f = 0, next_i = 0, next_w = 0, held = 0;
-    std::vector<Nanos> f_end, i_end;
-  };
-  std::vector<StageState> st(static_cast<std::size_t>(pp));
-  for (auto& s : st) {
-    s.f_end.assign(static_cast<std::size_t>(m), kNotYet);
-    s.i_end.assign(static_cast<std::size_t>(m), kNotYet);
-  }
-  std::vector<std::vector<Action>> orders(static_cast<std::size_t>(pp));
-  const auto at = [](const std::vector<Nanos>& v, std::int32_t i) { return v[static_cast<std::size_t>(i)]; };
-
-  for (std::int64_t remaining = 3LL * pp * m; remaining > 0; --remaining) {
-    std::int32_t best_stage = -1;
-    ActionType best_type = ActionType::kForward;
-    Nanos best_start = 0;
-    for (std::int32_t s = 0; s < pp; ++s) {
-      StageState& x = st[static_cast<std::size_t>(s)];
-      // Candidates in priority order; the first with the earliest start wins.
-      std::array<std::pair<ActionType, Nanos>, 3> cands;
-      std::size_t n = 0;
-      if (x.next_i < m && at(x.f_end, x.next_i) != kNotYet) {
-        const Nanos grad = s == pp - 1 ? at(x.f_end, x.next_i) : at(st[static_cast<std::size_t>(s + 1)].i_end, x.next_i);
-        if (grad != kNotYet) cands[n++] = {ActionType::kBackwardInput, std::max(x.free_at, grad)};
-      }
-      if (x.next_f < m && x.held < memory_limit) {
-        const Nanos input = s == 0 ? 0 : at(st[static_cast<std::size_t>(s - 1)].f_end, x.next_f);
-        if (input != kNotYet) cands[n++] = {ActionType::kForward, std::max(x.free_at, input)};
-      }
-      if (x.next_w < x.next_i) cands[n++] = {ActionType::kBackwardWeight, x.free_at};
-      for (std::size_t c = 0; c < n; ++c) {
-        const bool earlier_in_stage = std::any_of(cands.begin(), cands.begin() + static_cast<std::ptrdiff_t>(n),
-                                                  [&](const auto& o) { return o.second < cands[c].second; });
-        if (earlier_in_stage) continue;
-        if (best_stage < 0 || cands[c].second < best_start) {
-          best_stage = s;
-          best_type = cands[c].first;
-          best_start = cands[c].second;
-        }
-        break;
-      }
-    }
-    RECYCLE_ASSERT(best_stage >= 0, "zb-h2 list scheduling found nothing to run");
-    StageState& x = st[static_cast<std::size_t>(best_stage)];
-    std::int32_t mb = 0;
-    if (best_type == ActionType::kForward) {
-      mb = x.next_f++;
-      ++x.held;
-    } else if (best_type == ActionType::kBackwardInput) {
-      mb = x.next_i++;
-    } else {
-      mb = x.next_w++;
-      --x.held;
-    }
-    const Action action = make(best_type, best_stage, mb);
-    x.free_at = best_start + costs.duration(action);
-    if (best_type == ActionType::kForward) x.f_end[static_cast<std::size_t>(mb)] = x.free_at;
-    if (best_type == ActionType::kBackwardInput) x.i_end[static_cast<std::size_t>(mb)] = x.free_at;
-    orders[static_cast<std::size_t>(best_stage)].push_back(action);
-  }
+  // One pipeline, list-scheduled (planner/list_scheduler.hpp); every pipeline runs the same.
+  Schedule skeleton;
+  skeleton.layout = layout;
+  skeleton.layout.dp = 1;
+  const ListScheduleInput input{&skeleton, &costs, memory_limit, true};
+  std::vector<std::vector<Action>> orders;
+  for (WorkerSchedule& w : list_schedule(input)) orders.push_back(std::move(w.actions));
   return orders;
 }
 

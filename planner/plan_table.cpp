@@ -1,0 +1,89 @@
+#include "planner/plan_table.hpp"
+
+#include <algorithm>
+#include <functional>
+
+#include "core/error.hpp"
+#include "planner/failures.hpp"
+
+namespace recycle::planner {
+
+namespace {
+
+/// Calls `visit` with every size-k subset of [0, n) in lexicographic order.
+void for_each_combination(std::int32_t n, std::int32_t k, const std::function<void(const std::vector<std::int32_t>&)>& visit) {
+  std::vector<std::int32_t> c(static_cast<std::size_t>(k));
+  for (std::int32_t i = 0; i < k; ++i) c[static_cast<std::size_t>(i)] = i;
+  while (true) {
+    visit(c);
+    std::int32_t i = k - 1;
+    while (i >= 0 && c[static_cast<std::size_t>(i)] == n - k + i) --i;
+    if (i < 0) return;
+    ++c[static_cast<std::size_t>(i)];
+    for (std::int32_t j = i + 1; j < k; ++j) c[static_cast<std::size_t>(j)] = c[static_cast<std::size_t>(j - 1)] + 1;
+  }
+}
+
+}  // namespace
+
+std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout, std::int32_t max_failures,
+                                                          std::size_t max_sets) {
+  // A canonical set gives pipeline 0, 1, ... non-empty sets of failed stages in canonical order:
+  // sizes never grow, and sets of equal size never decrease lexicographically.
+  std::vector<std::vector<WorkerId>> out;
+  std::vector<std::int32_t> per_stage(static_cast<std::size_t>(layout.pp), 0);
+  std::vector<WorkerId> current;
+  std::function<void(std::int32_t, std::int32_t, const std::vector<std::int32_t>&)> extend =
+      [&](std::int32_t pipeline, std::int32_t budget, const std::vector<std::int32_t>& previous) {
+        if (out.size() >= max_sets) {
+          throw InputError("--max-failures", "more than " + std::to_string(max_sets) +
+                                                 " canonical failure sets; give a smaller bound");
+        }
+        out.push_back(current);
+        if (pipeline >= layout.dp || budget == 0) return;
+        const auto largest = std::min<std::int32_t>(budget, previous.empty() ? layout.pp : static_cast<std::int32_t>(previous.size()));
+        for (std::int32_t k = largest; k >= 1; --k) {
+          for_each_combination(layout.pp, k, [&](const std::vector<std::int32_t>& stages) {
+            if (static_cast<std::int32_t>(previous.size()) == k && stages < previous) return;
+            const bool kills = std::any_of(stages.begin(), stages.end(), [&](std::int32_t s) {
+              return per_stage[static_cast<std::size_t>(s)] + 1 >= layout.dp;
+            });
+            if (kills) return;
+            for (const std::int32_t s : stages) {
+              ++per_stage[static_cast<std::size_t>(s)];
+              current.push_back({pipeline, s});
+            }
+            extend(pipeline + 1, budget - k, stages);
+            for (const std::int32_t s : stages) --per_stage[static_cast<std::size_t>(s)];
+            current.resize(current.size() - stages.size());
+          });
+        }
+      };
+  extend(0, max_failures, {});
+  for (auto& set : out) std::sort(set.begin(), set.end());
+  return out;
+}
+
+PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures, std::size_t max_sets) {
+  PlanTable table;
+  table.layout = base.layout;
+  table.max_failures = max_failures;
+  table.memory_limit = base.memory_limit.value_or(base.layout.pp);
+  for (const auto& failed : canonical_failure_sets(base.layout, max_failures, max_sets)) {
+    RecycleOptions options = base;
+    options.failed = failed;
+    table.plans.emplace(canonicalize(failed, base.layout).key, plan_recycle(options));
+  }
+  return table;
+}
+
+std::optional<RecyclePlan> lookup(const PlanTable& table, const std::vector<WorkerId>& failed) {
+  const CanonicalFailures canonical = canonicalize(failed, table.layout);
+  const auto it = table.plans.find(canonical.key);
+  if (it == table.plans.end()) return std::nullopt;
+  RecyclePlan plan = it->second;
+  if (plan.feasible) plan.schedule = relabel(plan.schedule, canonical.to_original);
+  return plan;
+}
+
+}  // namespace recycle::planner

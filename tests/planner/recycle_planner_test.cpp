@@ -1,0 +1,231 @@
+// The ReCycle planner: every plan is a valid schedule, re-routing is balanced, normalization and
+// the plan table give the same plans as direct planning, and the throughput claims hold for
+// uniform costs. Expected values come from the formulas written next to each check.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "core/rng.hpp"
+#include "planner/failures.hpp"
+#include "planner/lower.hpp"
+#include "planner/plan_table.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/timing.hpp"
+#include "planner/validator.hpp"
+
+using namespace recycle::planner;
+using recycle::Nanos;
+
+namespace {
+
+std::string describe(const std::vector<Violation>& violations) {
+  std::string out;
+  for (const auto& v : violations) out += v.message + "\n";
+  return out;
+}
+
+RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed, std::optional<std::int32_t> limit = {}) {
+  std::sort(failed.begin(), failed.end());
+  RecycleOptions options;
+  options.layout = layout;
+  options.failed = failed;
+  options.memory_limit = limit;
+  return plan_recycle(options);
+}
+
+Nanos makespan(const Schedule& schedule, StageCost cost = {1, 1, 1}) {
+  const auto timeline = compute_timeline(schedule, Costs::uniform(schedule.layout.virtual_stages(), cost));
+  REQUIRE(timeline.has_value());
+  return timeline->makespan;
+}
+
+/// Failure sets that leave every stage a live worker: one stage, several stages, one pipeline, random.
+std::vector<std::vector<WorkerId>> failure_sets(const Layout& layout, std::uint64_t seed) {
+  std::vector<std::vector<WorkerId>> sets = {{}};
+  for (std::int32_t s = 0; s < layout.pp; ++s) sets.push_back({{0, s}});
+  if (layout.dp >= 3) sets.push_back({{0, 1 % layout.pp}, {2, 1 % layout.pp}});
+  if (layout.pp >= 3) sets.push_back({{0, 0}, {0, 1}, {0, 2}});                 // one pipeline
+  if (layout.pp >= 2 && layout.dp >= 2) sets.push_back({{0, 0}, {1, layout.pp - 1}});  // two stages
+  recycle::Rng rng(seed);
+  for (int k = 0; k < 4; ++k) {
+    std::vector<WorkerId> set;
+    const auto n = static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(layout.dp)));
+    for (std::int32_t i = 0; i < n; ++i) {
+      set.push_back({static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(layout.dp))),
+                     static_cast<std::int32_t>(rng.below(static_cast<std::uint64_t>(layout.pp)))});
+    }
+    std::sort(set.begin(), set.end());
+    set.erase(std::unique(set.begin(), set.end()), set.end());
+    if (dead_stage(set, layout) < 0) sets.push_back(set);
+  }
+  return sets;
+}
+
+}  // namespace
+
+TEST_CASE("every ReCycle plan is a valid schedule within the memory limit, before and after lowering") {
+  for (const Layout layout : {Layout{2, 2, 2, 1}, Layout{3, 4, 4, 1}, Layout{4, 3, 8, 1}, Layout{8, 8, 8, 1},
+                              Layout{4, 4, 1, 1}, Layout{3, 2, 5, 1}}) {
+    for (const auto& failed : failure_sets(layout, static_cast<std::uint64_t>(layout.workers()))) {
+      CAPTURE(layout.dp);
+      CAPTURE(layout.pp);
+      CAPTURE(layout.microbatches);
+      CAPTURE(failed.size());
+      const RecyclePlan p = plan(layout, failed);
+      REQUIRE(p.feasible);
+      ValidationOptions options;
+      options.memory_limit = layout.pp;  // the default limit: 1F1B's peak
+      const auto violations = validate(p.schedule, options);
+      CHECK_MESSAGE(violations.empty(), describe(violations));
+      const auto lowered = validate(lower(p.schedule), options);
+      CHECK_MESSAGE(lowered.empty(), describe(lowered));
+      // Live workers only, and one route per micro-batch of every failed worker.
+      CHECK(p.schedule.workers.size() == static_cast<std::size_t>(layout.workers()) - failed.size());
+      CHECK(p.schedule.routes.size() == failed.size() * static_cast<std::size_t>(layout.microbatches));
+    }
+  }
+}
+
+TEST_CASE("a tighter memory limit is respected") {
+  const Layout layout{4, 4, 8, 1};
+  for (const std::int32_t limit : {1, 2, 3}) {
+    const RecyclePlan p = plan(layout, {{1, 2}}, limit);
+    ValidationOptions options;
+    options.memory_limit = limit;
+    CHECK(validate(p.schedule, options).empty());
+  }
+}
+
+TEST_CASE("balanced re-routing: one failure spreads m micro-batches over the DP - 1 live peers") {
+  // m = 8 over 3 peers: each takes floor(8/3) = 2 or ceil(8/3) = 3.
+  const Layout layout{4, 4, 8, 1};
+  const auto routes = balanced_routes(layout, {{1, 2}});
+  REQUIRE(routes.size() == 8);
+  std::vector<int> per_peer(4, 0);
+  for (const Route& r : routes) {
+    CHECK(r.owner == 1);
+    CHECK(r.stage == 2);
+    CHECK(r.dp != 1);
+    ++per_peer[static_cast<std::size_t>(r.dp)];
+  }
+  CHECK(per_peer[1] == 0);
+  for (int d : {0, 2, 3}) CHECK((per_peer[static_cast<std::size_t>(d)] == 2 || per_peer[static_cast<std::size_t>(d)] == 3));
+}
+
+TEST_CASE("re-routing avoids peers whose neighbouring stage already carries re-routed work") {
+  // Failures (0,1) and (1,2), DP 4, m 2: (0,1)'s two micro-batches go to the least-loaded peers
+  // 1 and 2 (ties by index). For (1,2), peer 0 carries nothing at stages 1 and 3, peer 2 carries
+  // one at stage 1, peer 3 nothing: so the two go to 0 and 3.
+  const Layout layout{4, 4, 2, 1};
+  const auto routes = balanced_routes(layout, {{0, 1}, {1, 2}});
+  std::vector<Route> expected = {{0, 1, 0, 1}, {0, 1, 1, 2}, {1, 2, 0, 0}, {1, 2, 1, 3}};
+  CHECK(routes == expected);
+}
+
+TEST_CASE("normalization: relabelled failure sets give relabelled plans") {
+  const Layout layout{4, 4, 4, 1};
+  const std::vector<WorkerId> failed = {{0, 1}, {2, 3}, {2, 0}};
+  const std::vector<std::int32_t> permutation = {3, 0, 1, 2};  // dp d -> permutation[d]
+  std::vector<WorkerId> moved;
+  for (const WorkerId& w : failed) moved.push_back({permutation[static_cast<std::size_t>(w.dp)], w.stage});
+  std::sort(moved.begin(), moved.end());
+  const Schedule a = relabel(plan(layout, failed).schedule, permutation);
+  const Schedule b = plan(layout, moved).schedule;
+  CHECK(canonicalize(failed, layout).key == canonicalize(moved, layout).key);
+  CHECK(a.failed == b.failed);
+  CHECK(a.routes == b.routes);
+  REQUIRE(a.workers.size() == b.workers.size());
+  for (std::size_t w = 0; w < a.workers.size(); ++w) {
+    CHECK(a.workers[w].id == b.workers[w].id);
+    CHECK(a.workers[w].actions == b.workers[w].actions);
+  }
+}
+
+TEST_CASE("canonical failure sets of pp 2, dp 2, up to 2 failures: counted by hand") {
+  // {}; {0:0}; {0:1}; {0:0,0:1} (one pipeline loses both stages); {0:0,1:1}. Two failures in one
+  // stage would leave it no replica; {0:1,1:0} is {0:0,1:1} relabelled.
+  const auto sets = canonical_failure_sets({2, 2, 2, 1}, 2, 1000);
+  CHECK(sets.size() == 5);
+  std::vector<std::string> keys;
+  for (const auto& s : sets) {
+    const auto c = canonicalize(s, {2, 2, 2, 1});
+    CHECK(c.failed == s);  // already canonical
+    keys.push_back(c.key);
+  }
+  std::sort(keys.begin(), keys.end());
+  CHECK(std::adjacent_find(keys.begin(), keys.end()) == keys.end());
+  CHECK_THROWS_AS((void)canonical_failure_sets({8, 8, 8, 1}, 4, 10), recycle::InputError);
+}
+
+TEST_CASE("plan-table lookups equal direct plans") {
+  const Layout layout{3, 3, 4, 1};
+  RecycleOptions base;
+  base.layout = layout;
+  const PlanTable table = build_plan_table(base, 2, 10000);
+  for (const std::vector<WorkerId>& failed :
+       std::vector<std::vector<WorkerId>>{{}, {{2, 1}}, {{0, 0}, {1, 2}}, {{1, 0}, {1, 2}}, {{2, 2}, {0, 2}}}) {
+    const auto looked_up = lookup(table, failed);
+    REQUIRE(looked_up.has_value());
+    const RecyclePlan direct = plan(layout, failed);
+    CHECK(looked_up->schedule.routes == direct.schedule.routes);
+    REQUIRE(looked_up->schedule.workers.size() == direct.schedule.workers.size());
+    for (std::size_t w = 0; w < direct.schedule.workers.size(); ++w) {
+      CHECK(looked_up->schedule.workers[w].actions == direct.schedule.workers[w].actions);
+    }
+  }
+  CHECK_FALSE(lookup(table, {{0, 0}, {1, 1}, {2, 2}}).has_value());  // 3 failures: beyond the table
+}
+
+TEST_CASE("infeasible when every replica of a stage is down") {
+  const RecyclePlan p = plan({2, 4, 4, 1}, {{0, 2}, {1, 2}});
+  CHECK_FALSE(p.feasible);
+  CHECK(p.dead_stage == 2);
+  CHECK(p.reason.find("stage 2 has no live worker") != std::string::npos);
+}
+
+TEST_CASE("without failures ReCycle is never slower than fault-free 1F1B (uniform costs)") {
+  // 1F1B with fused B: (m + p - 1)(F + I + W).
+  for (std::int32_t pp : {1, 2, 4, 8}) {
+    for (std::int32_t m : {1, 2, 4, 8, 16}) {
+      for (const StageCost cost : {StageCost{1, 1, 1}, StageCost{1, 2, 1}, StageCost{2, 2, 1}}) {
+        CAPTURE(pp);
+        CAPTURE(m);
+        const Nanos one_f_one_b = (m + pp - 1) * (cost.forward + cost.backward_input + cost.backward_weight);
+        CHECK(makespan(plan({2, pp, m, 1}, {}).schedule, cost) <= one_f_one_b);
+      }
+    }
+  }
+}
+
+TEST_CASE("one failure at PP 8, DP 8, 8 micro-batches stays within 5% of fault-free 1F1B, any stage") {
+  // Fault-free 1F1B: (8 + 8 - 1) x 3 = 45 time units per iteration.
+  const Nanos one_f_one_b = 45;
+  for (std::int32_t s = 0; s < 8; ++s) {
+    CAPTURE(s);
+    CHECK(makespan(plan({8, 8, 8, 1}, {{3, s}}).schedule) * 100 <= one_f_one_b * 105);
+  }
+}
+
+TEST_CASE("the naive re-route baseline is valid and not faster than ReCycle") {
+  const Layout layout{4, 4, 8, 1};
+  for (const auto& failed : failure_sets(layout, 7)) {
+    const RecyclePlan naive = plan_naive_reroute(layout, failed);
+    REQUIRE(naive.feasible);
+    CHECK_MESSAGE(validate(naive.schedule).empty(), describe(validate(naive.schedule)));
+    CHECK(makespan(plan(layout, failed).schedule) <= makespan(naive.schedule));
+  }
+}
+
+TEST_CASE("parse_failures: syntax, range and duplicates") {
+  const Layout layout{4, 4, 8, 1};
+  CHECK(parse_failures("2:1,0:3", layout) == std::vector<WorkerId>{{0, 3}, {2, 1}});
+  CHECK(parse_failures("", layout).empty());
+  CHECK_THROWS_WITH_AS((void)parse_failures("4:0", layout),
+                       "--fail: worker 4:0 is outside the layout (dp 0..3, stage 0..3)", recycle::InputError);
+  CHECK_THROWS_WITH_AS((void)parse_failures("1:1,1:1", layout), "--fail: worker 1:1 is listed twice",
+                       recycle::InputError);
+  CHECK_THROWS_WITH_AS((void)parse_failures("1-1", layout),
+                       "--fail: expected DP:STAGE pairs separated by commas, got '1-1'", recycle::InputError);
+  CHECK_THROWS_AS((void)parse_failures("a:1", layout), recycle::InputError);
+}

@@ -7,9 +7,11 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/parse.hpp"
+#include "planner/failures.hpp"
 #include "planner/generators.hpp"
 #include "planner/lower.hpp"
 #include "planner/profile_costs.hpp"
+#include "planner/recycle_planner.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/text_timeline.hpp"
 #include "planner/timing.hpp"
@@ -25,6 +27,7 @@ namespace {
 struct PlanOptions {
   LayoutOptions layout;
   std::string schedule;
+  std::string fail;
   std::optional<std::int32_t> memory_limit;
   bool comms = false;
   std::string format = "text";
@@ -67,13 +70,43 @@ void enforce_memory_limit(const planner::Schedule& schedule, std::optional<std::
   }
 }
 
+/// The compute-only schedule the flags ask for; nullopt (after printing why) when infeasible.
+std::optional<planner::Schedule> make_schedule(const PlanOptions& o, const planner::Layout& layout,
+                                               const planner::Costs& costs) {
+  const auto failed = planner::parse_failures(o.fail, layout);
+  const bool recycle = o.schedule == "recycle";
+  if (!failed.empty() && !recycle && o.schedule != "1f1b") {
+    throw InputError("--fail", "only recycle (adaptive) and 1f1b (naive re-routing) plan around failures");
+  }
+  if (recycle || !failed.empty()) {
+    if (layout.interleave != 1) throw InputError("--interleave", o.schedule + " with failures needs --interleave 1");
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.failed = failed;
+    options.costs = costs;
+    options.memory_limit = o.memory_limit;
+    const planner::RecyclePlan plan =
+        recycle ? planner::plan_recycle(options) : planner::plan_naive_reroute(layout, failed);
+    if (!plan.feasible) {
+      std::printf("infeasible: %s\n", plan.reason.c_str());
+      return std::nullopt;
+    }
+    return plan.schedule;
+  }
+  planner::GeneratorOptions gen;
+  gen.layout = layout;
+  gen.costs = costs;
+  gen.memory_limit = o.memory_limit;
+  return planner::generate_fault_free(o.schedule, gen);
+}
+
 int run_generate(const PlanOptions& o) {
   if (o.schedule.empty()) throw InputError("--schedule", "required (or give --check FILE)");
-  planner::GeneratorOptions gen;
-  gen.layout = o.layout.layout();
-  gen.costs = o.layout.costs_for(gen.layout);
-  gen.memory_limit = o.memory_limit;
-  const planner::Schedule compute = planner::generate_fault_free(o.schedule, gen);
+  const planner::Layout layout = o.layout.layout();
+  const planner::Costs costs = o.layout.costs_for(layout);
+  const auto made = make_schedule(o, layout, costs);
+  if (!made) return kExitFailed;
+  const planner::Schedule& compute = *made;
   enforce_memory_limit(compute, o.memory_limit);
   const planner::Schedule lowered = planner::lower(compute);
 
@@ -85,7 +118,7 @@ int run_generate(const PlanOptions& o) {
   } else if (o.format == "csv-comms") {
     text = planner::to_pytorch_csv(lowered, planner::CsvFormat::kComputeComms);
   } else {
-    const auto timeline = planner::compute_timeline(compute, gen.costs);
+    const auto timeline = planner::compute_timeline(compute, costs);
     RECYCLE_ASSERT(timeline.has_value(), "a generated schedule deadlocked");
     text = planner::render_text_timeline(compute, *timeline);
   }
@@ -101,8 +134,10 @@ Command add_plan_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("plan", "Write a pipeline schedule, or check a schedule file");
   std::string names;
   for (const auto& n : planner::fault_free_generator_names()) names += (names.empty() ? "" : "|") + n;
-  sub->add_option("--schedule", o->schedule, "Schedule generator: " + names);
+  sub->add_option("--schedule", o->schedule, "Schedule generator: " + names + "|recycle");
   o->layout.add_to(*sub);
+  sub->add_option("--fail", o->fail,
+                  "Failed workers DP:STAGE[,DP:STAGE...]: recycle plans around them; 1f1b re-routes naively");
   sub->add_option("--memory-limit", o->memory_limit,
                   "Most micro-batches of activations a worker may hold at once")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
@@ -115,6 +150,7 @@ Command add_plan_command(CLI::App& app) {
       "recycle plan --schedule 1f1b --pp 4 --microbatches 8",
       "recycle plan --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1 --format json -o zb.json",
       "recycle plan --schedule interleaved --pp 4 --microbatches 8 --interleave 2 --format csv",
+      "recycle plan --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2,5:6",
       "recycle plan --check zb.json",
   }));
   return {sub, [o] {

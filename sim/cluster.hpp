@@ -1,0 +1,73 @@
+// The cluster model: where workers sit and what moving bytes between them costs.
+//
+// Placement: workers are numbered by global rank `dp * pp + stage` (failed workers keep their
+// slot) and each takes `tensor_parallel` consecutive GPUs, so worker r holds GPUs
+// [r * tp, (r + 1) * tp) and GPU g sits on node g / gpus_per_node. Two workers talk inside a node
+// only when both lie wholly on one and the same node; a worker that spans nodes talks between
+// nodes with everyone.
+//
+// Costs: a point-to-point transfer of `bytes` takes `latency + bytes / bandwidth` of the link it
+// uses; a ring all-reduce of `bytes` over n peers takes `2(n-1)/n * bytes / bandwidth +
+// 2(n-1) * latency` on the slowest link of the ring (inter-node unless every peer is on one
+// node), and nothing when n = 1. A free network (the `--costs` mode) charges nothing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "core/units.hpp"
+#include "planner/schedule.hpp"
+#include "profiles/profile.hpp"
+
+namespace recycle::sim {
+
+struct Link {
+  BytesPerSecond bandwidth = 0;  ///< <= 0: infinite
+  Nanos latency = 0;
+
+  /// latency + bytes / bandwidth, rounded to the nanosecond.
+  [[nodiscard]] Nanos transfer_time(Bytes bytes) const noexcept;
+};
+
+/// 2(n-1)/n * bytes / bandwidth + 2(n-1) * latency; 0 for n <= 1.
+[[nodiscard]] Nanos ring_all_reduce_time(std::int32_t peers, Bytes bytes,
+                                         const Link& link) noexcept;
+
+class Cluster {
+ public:
+  /// A network that moves any number of bytes in no time.
+  Cluster() = default;
+  /// Workers of `layout` placed on the nodes of `hardware`, `tensor_parallel` GPUs each.
+  Cluster(const profiles::HardwareSpec& hardware, std::int32_t tensor_parallel, std::int32_t pp);
+
+  [[nodiscard]] bool free() const noexcept { return free_; }
+  [[nodiscard]] std::int32_t gpus_per_node() const noexcept { return gpus_per_node_; }
+  [[nodiscard]] std::int32_t tensor_parallel() const noexcept { return tensor_parallel_; }
+
+  /// First and last node holding a GPU of `worker`.
+  [[nodiscard]] std::int64_t first_node(planner::WorkerId worker) const noexcept;
+  [[nodiscard]] std::int64_t last_node(planner::WorkerId worker) const noexcept;
+  /// True when both workers lie wholly on one and the same node.
+  [[nodiscard]] bool same_node(planner::WorkerId a, planner::WorkerId b) const noexcept;
+
+  [[nodiscard]] const Link& link(planner::WorkerId a, planner::WorkerId b) const noexcept;
+  [[nodiscard]] Nanos transfer_time(planner::WorkerId from, planner::WorkerId to,
+                                    Bytes bytes) const noexcept;
+  /// Ring all-reduce over `peers` (the live DP peers of one stage).
+  [[nodiscard]] Nanos all_reduce_time(std::span<const planner::WorkerId> peers,
+                                      Bytes bytes) const noexcept;
+
+ private:
+  [[nodiscard]] std::int64_t rank(planner::WorkerId worker) const noexcept {
+    return static_cast<std::int64_t>(worker.dp) * pp_ + worker.stage;
+  }
+
+  bool free_ = true;
+  std::int32_t pp_ = 1;
+  std::int32_t gpus_per_node_ = 1;
+  std::int32_t tensor_parallel_ = 1;
+  Link intra_;
+  Link inter_;
+};
+
+}  // namespace recycle::sim

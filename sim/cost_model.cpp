@@ -1,0 +1,50 @@
+#include "sim/cost_model.hpp"
+
+#include "planner/profile_costs.hpp"
+
+namespace recycle::sim {
+
+namespace {
+
+Bytes at_or_zero(const std::vector<Bytes>& v, std::int32_t i) noexcept {
+  return i >= 0 && static_cast<std::size_t>(i) < v.size() ? v[static_cast<std::size_t>(i)] : 0;
+}
+
+}  // namespace
+
+CostModel CostModel::compute_only(planner::Costs costs) {
+  CostModel model;
+  model.compute = std::move(costs);
+  return model;
+}
+
+CostModel CostModel::from_profile(const profiles::Profile& profile, const planner::Layout& layout,
+                                  const std::string& source) {
+  CostModel model;
+  model.compute = planner::costs_from_profile(profile, layout, source);
+  for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
+    const profiles::StageProfile& s = profile.stages[static_cast<std::size_t>(layout.stage_of(v))];
+    model.activation_bytes.push_back(s.activation_bytes / layout.interleave);
+    model.output_bytes.push_back(s.output_bytes);
+  }
+  for (const profiles::StageProfile& s : profile.stages) model.param_bytes.push_back(s.param_bytes);
+  model.cluster = Cluster(profile.hardware, profile.tensor_parallel, layout.pp);
+  return model;
+}
+
+Bytes CostModel::send_bytes(const planner::Action& send) const noexcept {
+  if (send.type == planner::ActionType::kSendF) return at_or_zero(output_bytes, send.virtual_stage);
+  if (send.type == planner::ActionType::kSendB)
+    return at_or_zero(output_bytes, send.virtual_stage - 1);
+  return 0;
+}
+
+Bytes CostModel::held_bytes(std::int32_t virtual_stage) const noexcept {
+  return at_or_zero(activation_bytes, virtual_stage);
+}
+
+Bytes CostModel::gradient_bytes(std::int32_t stage) const noexcept {
+  return at_or_zero(param_bytes, stage);
+}
+
+}  // namespace recycle::sim

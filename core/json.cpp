@@ -1,6 +1,7 @@
 #include "core/json.hpp"
 
 #include <cmath>
+#include <limits>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -45,11 +46,17 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
   }
 }
 
-nlohmann::json load_json(const std::string& path) { return parse_json(read_text_file(path), path); }
+nlohmann::json load_json(const std::string& path) {
+  return parse_json(read_text_file(path), path);
+}
 
-std::string JsonView::where() const { return path_.empty() ? source_ : source_ + ": " + path_; }
+std::string JsonView::where() const {
+  return path_.empty() ? source_ : source_ + ": " + path_;
+}
 
-void JsonView::fail(const std::string& problem) const { throw InputError(where(), problem); }
+void JsonView::fail(const std::string& problem) const {
+  throw InputError(where(), problem);
+}
 
 JsonView JsonView::at(std::string_view key) const {
   if (!node_->is_object()) fail(std::string("expected an object, got ") + type_name(*node_));
@@ -81,13 +88,18 @@ std::vector<JsonView> JsonView::items() const {
 std::int64_t JsonView::as_int(std::int64_t min, std::int64_t max) const {
   std::int64_t value = 0;
   if (node_->is_number_integer()) {
-    value = node_->get<std::int64_t>();
-    if (node_->is_number_unsigned() && node_->get<std::uint64_t>() > static_cast<std::uint64_t>(max)) {
-      fail("expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]");
+    // nlohmann keeps non-negative integers unsigned; only those above INT64_MAX do not fit.
+    if (node_->is_number_unsigned() &&
+        node_->get<std::uint64_t>() >
+            static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
+      fail("expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+           "], got " + node_->dump());
     }
+    value = node_->get<std::int64_t>();
   } else if (node_->is_number_float()) {
     const double d = node_->get<double>();
-    if (d != std::floor(d) || std::fabs(d) > 9e15) fail("expected an integer, got " + node_->dump());
+    if (d != std::floor(d) || std::fabs(d) > 9e15)
+      fail("expected an integer, got " + node_->dump());
     value = static_cast<std::int64_t>(d);
   } else {
     fail(std::string("expected an integer, got ") + type_name(*node_));

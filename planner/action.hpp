@@ -35,7 +35,7 @@ struct Action {
   ActionType type = ActionType::kForward;
   std::int32_t virtual_stage = 0;  ///< stage + chunk * pp
   std::int32_t microbatch = -1;    ///< -1 for REDUCE_GRAD and OPT
-  std::int32_t owner = -1;         ///< pipeline (dp index) whose samples these are; -1: the worker's own
+  std::int32_t owner = 0;          ///< pipeline (dp index) whose samples these are; always explicit
 
   friend bool operator==(const Action&, const Action&) = default;
 };

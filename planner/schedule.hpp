@@ -27,8 +27,12 @@ struct Layout {
   std::int32_t interleave = 1;    ///< model chunks per worker (virtual stages = pp * interleave)
 
   [[nodiscard]] std::int32_t virtual_stages() const noexcept { return pp * interleave; }
-  [[nodiscard]] std::int32_t stage_of(std::int32_t virtual_stage) const noexcept { return virtual_stage % pp; }
-  [[nodiscard]] std::int32_t chunk_of(std::int32_t virtual_stage) const noexcept { return virtual_stage / pp; }
+  [[nodiscard]] std::int32_t stage_of(std::int32_t virtual_stage) const noexcept {
+    return virtual_stage % pp;
+  }
+  [[nodiscard]] std::int32_t chunk_of(std::int32_t virtual_stage) const noexcept {
+    return virtual_stage / pp;
+  }
   [[nodiscard]] std::int32_t workers() const noexcept { return dp * pp; }
 
   friend bool operator==(const Layout&, const Layout&) = default;
@@ -50,7 +54,8 @@ struct WorkerId {
 /// "(dp,stage)", as used in messages.
 [[nodiscard]] std::string to_string(WorkerId id);
 
-/// Pipeline `owner`'s micro-batch `microbatch` runs at physical stage `stage` on worker (dp, stage).
+/// Pipeline `owner`'s micro-batch `microbatch` runs at physical stage `stage` on worker (dp,
+/// stage).
 struct Route {
   std::int32_t owner = 0;
   std::int32_t stage = 0;
@@ -63,10 +68,12 @@ struct Route {
 struct WorkerSchedule {
   WorkerId id;
   std::vector<Action> actions;
+
+  friend bool operator==(const WorkerSchedule&, const WorkerSchedule&) = default;
 };
 
 struct Schedule {
-  std::string generator;                ///< which generator wrote it ("1f1b", "zb-h1", "file", ...)
+  std::string generator;  ///< which generator wrote it ("1f1b", "zb-h1", "file", ...)
   Layout layout;
   std::vector<WorkerId> failed;         ///< sorted
   std::vector<Route> routes;            ///< sorted; empty when nothing is re-routed
@@ -74,6 +81,8 @@ struct Schedule {
 
   /// True if any worker's list holds SEND_*/RECV_* actions (the schedule has been lowered).
   [[nodiscard]] bool has_comms() const noexcept;
+
+  friend bool operator==(const Schedule&, const Schedule&) = default;
 };
 
 /// Which worker runs a (owner, stage, micro-batch): the route if there is one, else the owner's.
@@ -83,18 +92,22 @@ class RouteTable {
   explicit RouteTable(const Schedule& schedule);
 
   /// The dp index of the worker that runs `owner`'s micro-batch at physical `stage`.
-  [[nodiscard]] std::int32_t dp_of(std::int32_t owner, std::int32_t stage, std::int32_t microbatch) const noexcept {
+  [[nodiscard]] std::int32_t dp_of(std::int32_t owner, std::int32_t stage,
+                                   std::int32_t microbatch) const noexcept {
     return dp_[index(owner, stage, microbatch)];
   }
   /// The worker that runs virtual stage `virtual_stage` of `owner`'s micro-batch.
-  [[nodiscard]] WorkerId worker_of(std::int32_t owner, std::int32_t virtual_stage, std::int32_t microbatch) const noexcept {
+  [[nodiscard]] WorkerId worker_of(std::int32_t owner, std::int32_t virtual_stage,
+                                   std::int32_t microbatch) const noexcept {
     const std::int32_t stage = layout_.stage_of(virtual_stage);
     return {dp_of(owner, stage, microbatch), stage};
   }
 
  private:
-  [[nodiscard]] std::size_t index(std::int32_t owner, std::int32_t stage, std::int32_t microbatch) const noexcept {
-    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) + static_cast<std::size_t>(stage)) *
+  [[nodiscard]] std::size_t index(std::int32_t owner, std::int32_t stage,
+                                  std::int32_t microbatch) const noexcept {
+    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) +
+            static_cast<std::size_t>(stage)) *
                static_cast<std::size_t>(layout_.microbatches) +
            static_cast<std::size_t>(microbatch);
   }

@@ -24,9 +24,10 @@ cli_test("plan json comms" 0 "\"0SEND_F0\""
 cli_test("plan json compute only without --comms" 0 "^[^S]*$"
   plan --schedule 1f1b --pp 2 --microbatches 2 --format json)
 # Hand-worked PyTorch compute_only grid for 1F1B pp 2, m 2 (every action one step): rank 1 runs
-# F0 at step 1, B0 at 2, F1 at 3, B1 at 4; rank 0's B0 needs rank 1's B0, so rank 0 idles at step 2.
+# F0 at step 1, B0 at 2, F1 at 3, B1 at 4; rank 0's B0 needs rank 1's B0 (ends at step 3) and its
+# B1 needs rank 1's B1 (ends at step 5), so rank 0 idles at steps 2 and 4.
 # (expect.sh joins output lines with " ## ".)
-cli_test("plan csv 1f1b pp2" 0 "^0F0,0F1,,0B0,0B1 ## ,1F0,1B0,1F1,1B1 ## $"
+cli_test("plan csv 1f1b pp2" 0 "^0F0,0F1,,0B0,,0B1 ## ,1F0,1B0,1F1,1B1 ## $"
   plan --schedule 1f1b --pp 2 --microbatches 2 --format csv)
 cli_test("plan csv-comms 1f1b pp2" 0 "0F0,0SEND_F0"
   plan --schedule 1f1b --pp 2 --microbatches 2 --format csv-comms)

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/error.hpp"
 #include "core/rng.hpp"
 #include "planner/failures.hpp"
 #include "planner/lower.hpp"

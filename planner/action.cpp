@@ -4,6 +4,8 @@
 #include <charconv>
 #include <utility>
 
+#include "core/error.hpp"
+
 namespace recycle::planner {
 
 namespace {
@@ -55,6 +57,7 @@ std::string to_token(const Action& action, std::int32_t worker_dp) {
   token += type_name(action.type);
   if (is_per_iteration(action.type)) return token;
   token += std::to_string(action.microbatch);
+  RECYCLE_ASSERT(action.owner >= 0, "an action without an owner");
   if (action.owner != worker_dp) {
     token += '@';
     token += std::to_string(action.owner);

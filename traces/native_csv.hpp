@@ -1,0 +1,29 @@
+// The native trace file: CSV with the header `time_s,node,event,cause`, one event a line, sorted by
+// time. `time_s` is seconds since the start of the observation (resolution 1 µs), `node` an integer
+// id or a name, `event` `down` or `up`, `cause` free text (may be empty; quote it if it holds a
+// comma). Before the header, `# nodes: N` and `# duration_s: S` declare how many nodes were watched
+// and for how long; other `#` lines are comments kept with the trace. docs/traces.md has the
+// details.
+#pragma once
+
+#include <string>
+
+#include "traces/import.hpp"
+#include "traces/trace.hpp"
+
+namespace recycle::traces {
+
+/// The native header line.
+inline constexpr std::string_view kNativeHeader = "time_s,node,event,cause";
+
+/// Parses native CSV text; `source` names it in errors (`source:line: what`).
+[[nodiscard]] LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
+                                           const ImportOptions& options);
+[[nodiscard]] LoadedTrace read_native_csv(const std::string& path, const ImportOptions& options);
+
+/// The native CSV text of a trace: comments, declarations, header, events. Deterministic.
+[[nodiscard]] std::string format_native_csv(const Trace& trace);
+/// Writes the native CSV atomically ("-": stdout).
+void write_native_csv(const Trace& trace, const std::string& path);
+
+}  // namespace recycle::traces

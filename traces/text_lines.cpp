@@ -1,0 +1,40 @@
+#include "traces/text_lines.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+
+namespace recycle::traces {
+
+void for_each_line(std::string_view text,
+                   const std::function<bool(std::size_t, std::string_view)>& visit) {
+  std::size_t number = 0;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    start = end + 1;
+    if (!visit(++number, line)) return;
+  }
+}
+
+void require_text(std::string_view text, const std::string& source) {
+  const auto is_binary = [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return (byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7F;
+  };
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (!is_binary(text[i])) continue;
+    const auto line =
+        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n');
+    throw InputError(source + ":" + std::to_string(line),
+                     fmt::format("binary content (byte 0x{:02X}), expected a text file",
+                                 static_cast<unsigned char>(text[i])));
+  }
+}
+
+}  // namespace recycle::traces

@@ -133,9 +133,11 @@ Metrics compute_metrics(const SimRun& run, std::int64_t microbatch_size) {
     m.workers.push_back(wm);
   }
   if (m.iteration_time > 0) {
-    const double capacity =
-        static_cast<double>(m.iteration_time) * static_cast<double>(t.workers());
-    m.bubble_fraction = std::max(0.0, 1.0 - static_cast<double>(busy) / capacity);
+    // Idle time over capacity, both exact integers until the division. Clamped at 0: before the
+    // pattern settles, one iteration's work can exceed one period.
+    const Nanos capacity = m.iteration_time * static_cast<Nanos>(t.workers());
+    m.bubble_fraction =
+        static_cast<double>(std::max<Nanos>(0, capacity - busy)) / static_cast<double>(capacity);
   }
   m.critical_path = critical_path(run, t.iterations - 1);
   if (!m.critical_path.empty())

@@ -39,10 +39,12 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", quiet, "Log only errors");
   app.footer(examples({"recycle plan --schedule 1f1b --pp 4 --microbatches 8",
                        "recycle plan --check schedule.json",
+                       "recycle simulate --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1",
                        "recycle trace gen --preset cloud-bad --seed 1 -o cloud-bad.csv"}));
 
   std::vector<Command> commands;
   commands.push_back(add_plan_command(app));
+  commands.push_back(add_simulate_command(app));
   commands.push_back(add_trace_command(app));
 
   try {

@@ -1,0 +1,132 @@
+#include "sim/chrome_trace.hpp"
+
+#include <fmt/format.h>
+
+#include <iterator>
+
+namespace recycle::sim {
+
+namespace {
+
+using planner::Action;
+using planner::ActionType;
+
+enum Track : int { kCompute = 1, kSend = 2, kRecv = 3, kAllReduce = 4 };
+constexpr const char* kTrackNames[] = {"", "compute", "send queue", "receive queue", "all-reduce"};
+
+/// Microseconds with exactly three decimals: the nanosecond, no floating-point rounding.
+std::string micros(Nanos ns) {
+  return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
+}
+
+class Writer {
+ public:
+  explicit Writer(const SimRun& run) : run_(run) {}
+
+  void metadata() {
+    for (const planner::WorkerSchedule& ws : run_.schedule.workers) {
+      const std::int64_t pid = pid_of(ws.id);
+      event(fmt::format(
+          R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"worker {}"}}}})",
+          pid, planner::to_string(ws.id)));
+      event(fmt::format(
+          R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+          pid, pid));
+      for (int track = kCompute; track <= kAllReduce; ++track) {
+        event(fmt::format(
+            R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid,
+            track, kTrackNames[track]));
+        event(fmt::format(
+            R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+            pid, track, track));
+      }
+    }
+  }
+
+  void slice(planner::WorkerId worker, int track, const std::string& name,
+             std::string_view category, Nanos start, Nanos end, const std::string& args) {
+    event(fmt::format(
+        R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
+        name, category, pid_of(worker), track, micros(start), micros(end - start), args));
+  }
+
+  std::string finish() && {
+    if (first_) out_ = "{\"traceEvents\":[";
+    out_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
+    return std::move(out_);
+  }
+
+ private:
+  [[nodiscard]] std::int64_t pid_of(planner::WorkerId id) const noexcept {
+    return static_cast<std::int64_t>(id.dp) * run_.schedule.layout.pp + id.stage + 1;
+  }
+  void event(const std::string& text) {
+    out_ += first_ ? "{\"traceEvents\":[\n" : ",\n";
+    first_ = false;
+    out_ += text;
+  }
+
+  const SimRun& run_;
+  std::string out_;
+  bool first_ = true;
+};
+
+std::string action_args(const Action& a, std::int32_t worker_dp, std::int32_t iteration) {
+  std::string args = fmt::format(R"("iteration":{})", iteration);
+  if (a.microbatch >= 0)
+    args += fmt::format(R"(,"microbatch":{},"owner":{})", a.microbatch, a.owner);
+  if (a.owner >= 0 && a.owner != worker_dp) args += R"(,"rerouted":true)";
+  return args;
+}
+
+}  // namespace
+
+std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteration) {
+  const Timeline& t = run.timeline;
+  const auto wanted = [&](std::int32_t i) { return !iteration || *iteration == i; };
+  Writer out(run);
+  out.metadata();
+  for (std::size_t w = 0; w < t.workers(); ++w) {
+    const planner::WorkerSchedule& ws = run.schedule.workers[w];
+    for (std::int32_t i = 0; i < t.iterations; ++i) {
+      if (!wanted(i)) continue;
+      for (std::size_t pc = 0; pc < ws.actions.size(); ++pc) {
+        const Action& a = ws.actions[pc];
+        const ActionRecord& r = t.at(w, i, pc);
+        const bool busy = planner::is_compute(a.type) || a.type == ActionType::kOptimizer;
+        if (!busy || r.end == r.start) continue;
+        out.slice(ws.id, kCompute, planner::to_token(a, ws.id.dp), planner::type_name(a.type),
+                  r.start, r.end, action_args(a, ws.id.dp, i));
+      }
+    }
+  }
+  for (const TransferRecord& x : t.transfers) {
+    if (!wanted(x.iteration) || x.end == x.start) continue;
+    const auto at = t.locate(static_cast<std::size_t>(x.send_action));
+    const planner::WorkerSchedule& from = run.schedule.workers[at.worker];
+    const planner::WorkerSchedule& to = run.schedule.workers[static_cast<std::size_t>(x.to)];
+    const Action& send = from.actions[at.action];
+    Action recv = send;
+    const bool forward = send.type == ActionType::kSendF;
+    recv.type = forward ? ActionType::kRecvF : ActionType::kRecvB;
+    recv.virtual_stage += forward ? 1 : -1;
+    const std::string args = action_args(send, from.id.dp, x.iteration);
+    out.slice(from.id, kSend,
+              planner::to_token(send, from.id.dp) + " -> " + planner::to_string(to.id),
+              planner::type_name(send.type), x.start, x.end, args);
+    out.slice(to.id, kRecv,
+              planner::to_token(recv, to.id.dp) + " <- " + planner::to_string(from.id),
+              planner::type_name(recv.type), x.start, x.end, args);
+  }
+  for (const CollectiveRecord& c : t.collectives) {
+    if (!wanted(c.iteration) || c.end == c.start) continue;
+    for (const planner::WorkerSchedule& ws : run.schedule.workers) {
+      if (ws.id.stage != c.stage) continue;
+      out.slice(ws.id, kAllReduce, std::to_string(c.stage) + "REDUCE_GRAD", "REDUCE_GRAD", c.start,
+                c.end, fmt::format(R"("iteration":{})", c.iteration));
+    }
+  }
+  return std::move(out).finish();
+}
+
+}  // namespace recycle::sim

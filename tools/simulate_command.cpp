@@ -1,0 +1,186 @@
+// recycle simulate: run a schedule on a model of the cluster and report iteration time,
+// throughput, bubbles, memory and the critical path (docs/simulator.md, docs/metrics.md).
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "planner/generators.hpp"
+#include "planner/schedule_io.hpp"
+#include "planner/validator.hpp"
+#include "sim/chrome_trace.hpp"
+#include "sim/metrics.hpp"
+#include "sim/report.hpp"
+#include "sim/simulator.hpp"
+#include "sim/svg_gantt.hpp"
+#include "tools/command.hpp"
+#include "tools/layout_options.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+constexpr std::int32_t kMaxIterations = 1000;
+
+struct SimulateOptions {
+  LayoutOptions layout;
+  std::string schedule;
+  std::string schedule_file;
+  std::optional<std::int32_t> memory_limit;
+  std::string fail;
+  std::int32_t iterations = 4;
+  std::int64_t microbatch_size = 1;
+  bool staggered = false;
+  bool json = false;
+  std::string output = "-";
+  std::string chrome_trace;
+  std::string svg;
+  std::optional<std::int32_t> trace_iteration;
+};
+
+/// Fails before any work when an output cannot be written, so no output is left half done.
+void check_writable(const std::string& path, const std::string& flag) {
+  if (path.empty() || path == "-") return;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw InputError(flag,
+                     path + ": cannot open for writing (no directory " + parent.string() + ")");
+  }
+}
+
+planner::Schedule load_checked(const std::string& path) {
+  planner::Schedule schedule = planner::load_schedule(path);
+  const auto violations = planner::validate(schedule);
+  if (violations.empty()) return schedule;
+  std::string problem = "invalid schedule: " + violations.front().message;
+  if (violations.size() > 1) problem += " (and " + std::to_string(violations.size() - 1) + " more)";
+  throw InputError(path, problem + "; `recycle plan --check " + path + "` lists them");
+}
+
+int run_simulate(const SimulateOptions& o) {
+  if (!o.fail.empty()) {
+    throw InputError(
+        "--fail",
+        "not supported by simulate yet; write the plan with `recycle plan --fail ... --format "
+        "json -o plan.json` and run `recycle simulate --schedule-file plan.json`");
+  }
+  if (o.schedule.empty() && o.schedule_file.empty()) {
+    throw InputError(
+        "--schedule",
+        "required: give --schedule NAME with --pp and --microbatches, or --schedule-file FILE");
+  }
+  if (o.layout.costs.empty() && o.layout.profile.empty()) {
+    throw InputError(
+        "--costs",
+        "required: give --costs F,I,W (seconds; free network and optimizer) or --profile FILE");
+  }
+  if (o.trace_iteration && *o.trace_iteration > o.iterations) {
+    throw InputError("--trace-iteration",
+                     "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");
+  }
+  check_writable(o.output, "--output");
+  check_writable(o.chrome_trace, "--chrome-trace");
+  check_writable(o.svg, "--svg");
+
+  planner::Schedule schedule;
+  sim::SimOptions options;
+  options.iterations = o.iterations;
+  options.staggered_optimizer = o.staggered;
+  if (!o.schedule_file.empty()) {
+    schedule = load_checked(o.schedule_file);
+    options.source = o.schedule_file;
+  } else {
+    planner::GeneratorOptions gen;
+    gen.layout = o.layout.layout();
+    gen.costs = o.layout.costs_for(gen.layout);
+    gen.memory_limit = o.memory_limit;
+    schedule = planner::generate_fault_free(o.schedule, gen);
+    options.source = "--schedule";
+  }
+  const planner::Layout layout = schedule.layout;
+  const auto profile = o.layout.load_profile();
+  sim::CostModel model = profile ? sim::CostModel::from_profile(*profile, layout, o.layout.profile)
+                                 : sim::CostModel::compute_only(o.layout.costs_for(layout));
+
+  const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
+  const sim::Metrics metrics = sim::compute_metrics(run, o.microbatch_size);
+  if (metrics.iteration_time == 0) {
+    throw InputError(
+        profile ? "--profile" : "--costs",
+        "every action takes no time, so an iteration takes none and throughput is undefined");
+  }
+  if (profile && profile->hardware.memory_bytes > 0) {
+    const Bytes memory = profile->hardware.memory_bytes * profile->tensor_parallel;
+    for (const sim::WorkerMetrics& w : metrics.workers) {
+      if (w.peak_activation_bytes <= memory) continue;
+      spdlog::warn(
+          "worker {} holds up to {} bytes of activations, more than its {} GPU(s) have ({} bytes)",
+          planner::to_string(w.id), w.peak_activation_bytes, profile->tensor_parallel, memory);
+      break;
+    }
+  }
+
+  const std::optional<std::int32_t> only =
+      o.trace_iteration ? std::optional<std::int32_t>(*o.trace_iteration - 1) : std::nullopt;
+  if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, sim::chrome_trace(run, only));
+  if (!o.svg.empty()) write_text_file(o.svg, sim::svg_gantt(run, metrics, only));
+  const std::string report =
+      o.json ? sim::report_json(run, metrics).dump(2) + "\n" : sim::report_table(run, metrics);
+  write_text_file(o.output, report);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_simulate_command(CLI::App& app) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* sub = app.add_subcommand("simulate",
+                                     "Run a schedule on a model of the cluster: iteration time, "
+                                     "throughput, bubbles, critical path");
+  std::string names;
+  for (const auto& n : planner::fault_free_generator_names())
+    names += (names.empty() ? "" : "|") + n;
+  auto* schedule = sub->add_option("--schedule", o->schedule, "Schedule generator: " + names);
+  o->layout.add_to(*sub);
+  auto* file = sub->add_option(
+      "--schedule-file", o->schedule_file,
+      "Schedule file (JSON or PyTorch CSV), compute-only or lowered; its layout is used");
+  file->excludes(schedule);
+  for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave"})
+    file->excludes(sub->get_option(flag));
+  sub->add_option("--memory-limit", o->memory_limit,
+                  "zb-h2: most micro-batches of activations a worker may hold")
+      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  sub->add_option("--fail", o->fail,
+                  "Failed workers (not supported here yet: simulate a plan file instead)");
+  sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")
+      ->check(CLI::Range(1, kMaxIterations));
+  sub->add_option("--microbatch-size", o->microbatch_size, "Samples per micro-batch (default 1)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  sub->add_flag(
+      "--staggered-optimizer", o->staggered,
+      "Each stage steps its optimizer when its own gradients are ready (no global barrier)");
+  sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
+  sub->add_option("-o,--output", o->output, "Write the report to FILE instead of stdout");
+  sub->add_option("--chrome-trace", o->chrome_trace,
+                  "Write the timeline as a Chrome trace (open in ui.perfetto.dev)");
+  sub->add_option("--svg", o->svg, "Write the timeline as an SVG Gantt chart");
+  sub->add_option("--trace-iteration", o->trace_iteration,
+                  "Draw only iteration N (1-based) in --chrome-trace and --svg; default all")
+      ->check(CLI::Range(1, kMaxIterations));
+  sub->footer(examples({
+      "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1",
+      "recycle simulate --schedule zb-h1 --pp 4 --microbatches 8 --profile profile.json --json",
+      "recycle simulate --schedule-file plan.json --profile profile.json --staggered-optimizer "
+      "--svg plan.svg",
+      "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,2,1 --chrome-trace "
+      "t.json --trace-iteration 4",
+  }));
+  return {sub, [o] { return run_simulate(*o); }};
+}
+
+}  // namespace recycle::tools

@@ -1,0 +1,158 @@
+// The native CSV: reading a hand-written file, writing it back, and one test per malformed-line
+// class.
+#include "traces/native_csv.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "tests/traces/test_paths.hpp"
+
+namespace recycle::traces {
+namespace {
+
+using testing::data_path;
+constexpr Nanos kSecond = kNanosPerSecond;
+
+TEST_CASE("reads a hand-written trace with named nodes, a quoted cause and declarations") {
+  const LoadedTrace loaded = read_native_csv(data_path("tiny.csv"), {});
+  const Trace& t = loaded.trace;
+  CHECK_FALSE(t.numbered());
+  CHECK(t.node_count() == 4);  // declared; three are named
+  CHECK(t.duration() == 86'400 * kSecond);
+  REQUIRE(t.events().size() == 7);
+  CHECK(t.node_name(t.events()[0].node) == "gpu-a");
+  CHECK(t.cause(t.events()[0].cause) == "maintenance, planned");
+  CHECK(t.events()[3].time == 7'200'500'000'000);  // 7200.5 s
+  CHECK(t.events()[3].kind == EventKind::kUp);
+  CHECK(t.cause(t.events()[3].cause).empty());
+  CHECK(t.node_name(t.events()[5].node) == "gpu-b");
+  CHECK(t.cause(t.events()[5].cause) == "Network / Network Switch/Cable");
+  CHECK(t.comments() ==
+        std::vector<std::string>{"a hand-written trace: three named servers watched for one day"});
+}
+
+TEST_CASE("writing and reading again gives the same trace, and writing again the same bytes") {
+  const Trace first = read_native_csv(data_path("tiny.csv"), {}).trace;
+  const std::string text = format_native_csv(first);
+  CHECK(
+      text.starts_with("# a hand-written trace: three named servers watched for one day\n"
+                       "# nodes: 4\n# duration_s: 86400.000\ntime_s,node,event,cause\n"
+                       "0.000,gpu-a,down,\"maintenance, planned\"\n"));
+  const Trace second = parse_native_csv(text, "again.csv", {}).trace;
+  CHECK(second.events() == first.events());
+  CHECK(second.node_count() == first.node_count());
+  CHECK(second.duration() == first.duration());
+  CHECK(format_native_csv(second) == text);
+}
+
+TEST_CASE("integer node cells make a numbered trace; any name makes a named one") {
+  const Trace numbered =
+      parse_native_csv("time_s,node,event,cause\n1,7,down,\n2,7,up,\n", "n.csv", {}).trace;
+  CHECK(numbered.numbered());
+  CHECK(numbered.node_count() == 8);
+  CHECK(numbered.events()[0].node == 7);
+  const Trace named =
+      parse_native_csv("time_s,node,event,cause\n1,7,down,\n2,x,down,\n", "n.csv", {}).trace;
+  CHECK_FALSE(named.numbered());
+  CHECK(named.node_count() == 2);
+  CHECK(named.node_name(0) == "7");
+  // A leading zero is not how numbered nodes are written: the cell is a name.
+  CHECK_FALSE(
+      parse_native_csv("time_s,node,event,cause\n1,07,down,\n", "n.csv", {}).trace.numbered());
+}
+
+TEST_CASE("a header-only file is a valid empty trace") {
+  const Trace t = parse_native_csv("# nodes: 16\ntime_s,node,event,cause\n", "e.csv", {}).trace;
+  CHECK(t.events().empty());
+  CHECK(t.node_count() == 16);
+  CHECK(t.duration() == 0);
+}
+
+TEST_CASE("import options override the file's declarations") {
+  ImportOptions options;
+  options.nodes = 10;
+  options.duration = 100'000 * kSecond;
+  const Trace t = read_native_csv(data_path("tiny.csv"), options).trace;
+  CHECK(t.node_count() == 10);
+  CHECK(t.duration() == 100'000 * kSecond);
+  options.duration = 10 * kSecond;  // before the last event at 18000 s
+  CHECK_THROWS_WITH_AS(read_native_csv(data_path("tiny.csv"), options),
+                       "--days: the observation is declared to end at 10.000 s, before the last "
+                       "event at 18000.000 s",
+                       InputError);
+}
+
+struct BadFile {
+  const char* file;
+  const char* error;  ///< the whole message after the path
+};
+
+// Every malformed-line class: the first bad line is named, and what is wrong.
+const std::vector<BadFile> kBadFiles = {
+    {"missing_column.csv", ":3: expected 4 columns (time_s,node,event,cause), got 3"},
+    {"bad_number.csv", ":3: expected a number, got '12.5x'"},
+    {"time_backwards.csv",
+     ":4: time goes backwards: 15.000 s after 20.000 s (events must be sorted by time)"},
+    {"unknown_event.csv", ":3: unknown event 'crash', expected down or up"},
+    {"empty.csv", ":1: empty file, expected the header time_s,node,event,cause"},
+    {"garbage.bin", ":2: binary content (byte 0x1A), expected a text file"},
+    {"bad_header.csv", ":1: expected the header time_s,node,event,cause"},
+    {"negative_time.csv", ":2: time_s must be in [0, 1e9], got -1.000"},
+    {"up_without_down.csv",
+     ":3: node 4 comes up but is not down (use --lenient to drop such events)"},
+    {"repeated_down.csv",
+     ":3: node 3 goes down again without coming up since 10.000 s (use --lenient to drop such "
+     "events)"},
+    {"too_few_nodes.csv", ":1: 2 nodes declared, but the events name 6 (ids from 0)"},
+};
+
+TEST_CASE("every malformed line class is refused with file:line and what is wrong") {
+  for (const BadFile& bad : kBadFiles) {
+    CAPTURE(bad.file);
+    const std::string path = data_path(bad.file);
+    CHECK_THROWS_WITH_AS(read_native_csv(path, {}), (path + bad.error).c_str(), InputError);
+  }
+}
+
+TEST_CASE("a file with a NUL byte is refused by core's file reader, which names the file") {
+  const std::string path = data_path("nul.bin");
+  CHECK_THROWS_WITH_AS(read_native_csv(path, {}),
+                       (path + ": binary content (NUL byte), expected a text file").c_str(),
+                       InputError);
+}
+
+TEST_CASE("lenient reads repair the alternation and count what they dropped") {
+  const LoadedTrace up = read_native_csv(data_path("up_without_down.csv"), {.lenient = true});
+  CHECK(up.trace.events().size() == 2);
+  CHECK(up.repairs.up_without_down == 1);
+  CHECK(up.repairs.repeated_down == 0);
+  const LoadedTrace down = read_native_csv(data_path("repeated_down.csv"), {.lenient = true});
+  CHECK(down.trace.events().size() == 2);  // 10 s down, 12 s up
+  CHECK(down.trace.events()[1].time == 12 * kSecond);
+  CHECK(down.repairs.repeated_down == 1);
+  // Lenient does not make unsorted or malformed lines acceptable.
+  CHECK_THROWS_AS(read_native_csv(data_path("time_backwards.csv"), {.lenient = true}), InputError);
+}
+
+TEST_CASE("declarations are checked") {
+  CHECK_THROWS_WITH_AS(parse_native_csv("# nodes: 0\ntime_s,node,event,cause\n", "d.csv", {}),
+                       "d.csv:1: nodes must be in [1, 16777216]", InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# x\n# duration_s: soon\ntime_s,node,event,cause\n", "d.csv", {}),
+      "d.csv:2: expected a number, got 'soon'", InputError);
+  CHECK_THROWS_WITH_AS(parse_native_csv("# only a comment\n", "d.csv", {}),
+                       "d.csv:2: no header, expected the header time_s,node,event,cause",
+                       InputError);
+}
+
+TEST_CASE("a line with more columns than four asks for quoting") {
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("time_s,node,event,cause\n1,2,down,GPU, HBM\n", "q.csv", {}),
+      "q.csv:2: expected 4 columns (time_s,node,event,cause), got 5", InputError);
+}
+
+}  // namespace
+}  // namespace recycle::traces

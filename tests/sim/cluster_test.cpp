@@ -1,0 +1,60 @@
+// Placement of workers on nodes, and the cost formulas of sends and all-reduces.
+#include <doctest/doctest.h>
+
+#include <vector>
+
+#include "sim/cluster.hpp"
+
+using recycle::Nanos;
+using recycle::planner::WorkerId;
+using recycle::sim::Cluster;
+using recycle::sim::Link;
+
+namespace {
+
+recycle::profiles::HardwareSpec hardware(std::int32_t gpus_per_node) {
+  recycle::profiles::HardwareSpec hw;
+  hw.gpus_per_node = gpus_per_node;
+  hw.intra_node_bandwidth = 1e9;  // 1 byte per ns
+  hw.inter_node_bandwidth = 1e8;  // 0.1 byte per ns
+  hw.intra_node_latency = 10;
+  hw.inter_node_latency = 100;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("workers are placed by global rank dp * pp + stage, TP GPUs each") {
+  // pp 3, TP 3, 8 GPUs per node: rank r holds GPUs 3r .. 3r + 2.
+  const Cluster c(hardware(8), 3, 3);
+  CHECK(c.first_node({0, 0}) == 0);  // GPUs 0-2
+  CHECK(c.last_node({0, 0}) == 0);
+  CHECK(c.first_node({0, 2}) == 0);  // rank 2: GPUs 6-8, spans nodes 0 and 1
+  CHECK(c.last_node({0, 2}) == 1);
+  CHECK(c.first_node({1, 0}) == 1);          // rank 3: GPUs 9-11
+  CHECK(c.same_node({0, 0}, {0, 1}));        // GPUs 0-2 and 3-5
+  CHECK_FALSE(c.same_node({0, 1}, {0, 2}));  // a worker spanning nodes is inter-node with everyone
+  CHECK_FALSE(c.same_node({0, 2}, {0, 2}));
+  CHECK_FALSE(c.same_node({0, 0}, {1, 0}));
+}
+
+TEST_CASE("a transfer takes latency + bytes / bandwidth of its link") {
+  const Cluster c(hardware(8), 4, 4);                              // two workers per node
+  CHECK(c.transfer_time({0, 0}, {0, 1}, 1000) == 10 + 1000);       // GPUs 0-3 and 4-7: node 0
+  CHECK(c.transfer_time({0, 1}, {0, 2}, 1000) == 100 + 10'000);    // node 0 to node 1
+  CHECK(Link{3e9, 0}.transfer_time(1000) == 333);                  // 333.3 ns rounds to 333
+  CHECK(Link{0, 7}.transfer_time(1'000'000) == 7);                 // bandwidth <= 0: infinite
+  CHECK(Cluster().transfer_time({0, 0}, {0, 1}, 1'000'000) == 0);  // the free network
+}
+
+TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * latency") {
+  // n = 4, 1000 bytes at 1 byte/ns: 2 * 3/4 * 1000 = 1500 ns, plus 6 latencies of 10 ns.
+  CHECK(recycle::sim::ring_all_reduce_time(4, 1000, Link{1e9, 10}) == 1500 + 60);
+  CHECK(recycle::sim::ring_all_reduce_time(2, 1000, Link{1e9, 10}) == 1000 + 20);
+  CHECK(recycle::sim::ring_all_reduce_time(1, 1000, Link{1e9, 10}) == 0);
+  // Stage 0's peers of pp 2, TP 1: ranks 0, 2, 4, 6. All on one 8-GPU node: intra-node link.
+  const std::vector<WorkerId> peers{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
+  CHECK(Cluster(hardware(8), 1, 2).all_reduce_time(peers, 1000) == 1500 + 60);
+  // On 4-GPU nodes ranks 4 and 6 sit on node 1: the ring crosses nodes, 1000 bytes at 0.1 byte/ns.
+  CHECK(Cluster(hardware(4), 1, 2).all_reduce_time(peers, 1000) == 15'000 + 600);
+}

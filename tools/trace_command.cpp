@@ -118,9 +118,10 @@ LoadedTrace load(const ImportArgs& args) {
 }
 
 int run_convert(const ConvertArgs& args) {
-  if (args.map.empty() != args.cluster.empty()) {
-    throw InputError(args.map.empty() ? "--cluster" : "--map", "--map and --cluster go together");
-  }
+  if (!args.map.empty() && args.cluster.empty())
+    throw InputError("--cluster", "required with --map");
+  if (args.map.empty() && !args.cluster.empty())
+    throw InputError("--map", "required with --cluster");
   std::optional<MapOptions> mapping;
   if (!args.map.empty()) {
     mapping = MapOptions{parse_map_mode(args.map, "--map"), node_count(args.cluster, "--cluster"),

@@ -1,0 +1,316 @@
+#include "planner/dependency_graph.hpp"
+
+#include <algorithm>
+#include <boost/graph/strong_components.hpp>
+#include <deque>
+#include <limits>
+#include <utility>
+
+#include "core/error.hpp"
+
+namespace recycle::planner {
+
+namespace {
+
+/// a * b, or `cap` if the product exceeds it (factors are >= 0).
+std::int64_t capped_product(std::int64_t a, std::int64_t b, std::int64_t cap) {
+  if (a != 0 && b > cap / a) return cap;
+  return std::min(a * b, cap);
+}
+
+std::size_t kind_index(ChunkAction kind) {
+  return static_cast<std::size_t>(kind);
+}
+
+}  // namespace
+
+std::optional<ChunkAction> chunk_action(ActionType type) noexcept {
+  switch (type) {
+    case ActionType::kForward:
+      return ChunkAction::kF;
+    case ActionType::kBackwardInput:
+      return ChunkAction::kI;
+    case ActionType::kBackwardWeight:
+      return ChunkAction::kW;
+    case ActionType::kBackward:
+      return ChunkAction::kB;
+    case ActionType::kSendF:
+      return ChunkAction::kSendF;
+    case ActionType::kRecvF:
+      return ChunkAction::kRecvF;
+    case ActionType::kSendB:
+      return ChunkAction::kSendB;
+    case ActionType::kRecvB:
+      return ChunkAction::kRecvB;
+    default:
+      return std::nullopt;
+  }
+}
+
+bool ActionIndex::fits(const Layout& layout, WorkerId id, const Action& action) noexcept {
+  if (!chunk_action(action.type)) return false;
+  if (layout.dp < 1 || layout.pp < 1 || layout.microbatches < 1 || layout.interleave < 1) {
+    return false;
+  }
+  const std::int64_t virtual_stages = std::int64_t{layout.pp} * layout.interleave;
+  return action.owner >= 0 && action.owner < layout.dp && action.microbatch >= 0 &&
+         action.microbatch < layout.microbatches && action.virtual_stage >= 0 &&
+         action.virtual_stage < virtual_stages && action.virtual_stage % layout.pp == id.stage;
+}
+
+ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
+  offsets_.reserve(schedule.workers.size() + 1);
+  std::int64_t total = 0;
+  std::int64_t indexed = 0;
+  for (const WorkerSchedule& worker : schedule.workers) {
+    offsets_.push_back(static_cast<std::int32_t>(total));
+    total += static_cast<std::int64_t>(worker.actions.size());
+    RECYCLE_ASSERT(total < std::numeric_limits<std::int32_t>::max() / 2,
+                   "schedule too large for 32-bit node numbers");
+    for (const Action& a : worker.actions) indexed += fits(layout_, worker.id, a) ? 1 : 0;
+  }
+  offsets_.push_back(static_cast<std::int32_t>(total));
+
+  const bool usable =
+      layout_.dp >= 1 && layout_.pp >= 1 && layout_.microbatches >= 1 && layout_.interleave >= 1;
+  virtual_stages_ = usable ? std::int64_t{layout_.pp} * layout_.interleave : 0;
+  // Dense while the layout's chunk count stays within a small multiple of the indexed actions.
+  const std::int64_t dense_limit = 2 * indexed + 4096;
+  const std::int64_t chunks =
+      usable ? capped_product(capped_product(layout_.dp, virtual_stages_, dense_limit + 1),
+                              layout_.microbatches, dense_limit + 1)
+             : 0;
+  dense_ = chunks <= dense_limit;
+  std::size_t slots = static_cast<std::size_t>(chunks);
+  if (!dense_) {
+    keys_.reserve(static_cast<std::size_t>(indexed));
+    for (const WorkerSchedule& worker : schedule.workers) {
+      for (const Action& a : worker.actions) {
+        if (fits(layout_, worker.id, a)) keys_.push_back({a.owner, a.virtual_stage, a.microbatch});
+      }
+    }
+    std::sort(keys_.begin(), keys_.end());
+    keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
+    slots = keys_.size();
+  }
+  first_.assign(slots * kChunkActionCount, -1);
+  count_.assign(slots * kChunkActionCount, 0);
+  for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
+    const WorkerSchedule& worker = schedule.workers[w];
+    for (std::size_t i = 0; i < worker.actions.size(); ++i) {
+      const Action& a = worker.actions[i];
+      if (!fits(layout_, worker.id, a)) continue;
+      const std::size_t at = *slot(a.owner, a.virtual_stage, a.microbatch) * kChunkActionCount +
+                             kind_index(*chunk_action(a.type));
+      if (first_[at] < 0) first_[at] = offsets_[w] + static_cast<std::int32_t>(i);
+      ++count_[at];
+    }
+  }
+}
+
+ActionRef ActionIndex::ref(std::int32_t node) const noexcept {
+  // The last worker whose first node is <= node (workers with no actions share an offset).
+  const auto it = std::upper_bound(offsets_.begin(), offsets_.end() - 1, node);
+  const auto worker = static_cast<std::int32_t>(it - offsets_.begin()) - 1;
+  return {worker, node - offsets_[static_cast<std::size_t>(worker)]};
+}
+
+std::optional<std::size_t> ActionIndex::slot(std::int32_t owner, std::int32_t virtual_stage,
+                                             std::int32_t microbatch) const noexcept {
+  if (owner < 0 || owner >= layout_.dp || virtual_stage < 0 || virtual_stage >= virtual_stages_ ||
+      microbatch < 0 || microbatch >= layout_.microbatches) {
+    return std::nullopt;
+  }
+  if (dense_) {
+    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(virtual_stages_) +
+            static_cast<std::size_t>(virtual_stage)) *
+               static_cast<std::size_t>(layout_.microbatches) +
+           static_cast<std::size_t>(microbatch);
+  }
+  const Key key{owner, virtual_stage, microbatch};
+  const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+  if (it == keys_.end() || *it != key) return std::nullopt;
+  return static_cast<std::size_t>(it - keys_.begin());
+}
+
+std::int32_t ActionIndex::first(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
+                                std::int32_t microbatch) const noexcept {
+  const auto s = slot(owner, virtual_stage, microbatch);
+  return s ? first_[*s * kChunkActionCount + kind_index(kind)] : -1;
+}
+
+std::int32_t ActionIndex::count(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
+                                std::int32_t microbatch) const noexcept {
+  const auto s = slot(owner, virtual_stage, microbatch);
+  return s ? count_[*s * kChunkActionCount + kind_index(kind)] : 0;
+}
+
+std::int32_t ActionIndex::first_backward(std::int32_t owner, std::int32_t virtual_stage,
+                                         std::int32_t microbatch) const noexcept {
+  const std::int32_t i = first(ChunkAction::kI, owner, virtual_stage, microbatch);
+  return i >= 0 ? i : first(ChunkAction::kB, owner, virtual_stage, microbatch);
+}
+
+DependencyGraph::DependencyGraph(const Schedule& schedule, const ActionIndex& index)
+    : actions_(index.actions()) {
+  const Layout& layout = schedule.layout;
+  const std::int32_t last = layout.pp * layout.interleave - 1;
+
+  // The first REDUCE_GRAD of each worker joins its stage's collective; a second one is an error
+  // the validator reports, and joining it too would invent a cycle.
+  std::vector<std::int32_t> reduce_at(schedule.workers.size(), -1);
+  for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
+    const WorkerSchedule& worker = schedule.workers[w];
+    if (worker.id.stage < 0 || worker.id.stage >= layout.pp) continue;
+    const auto it = std::find_if(worker.actions.begin(), worker.actions.end(),
+                                 [](const Action& a) { return a.type == ActionType::kReduceGrad; });
+    if (it == worker.actions.end()) continue;
+    reduce_at[w] = static_cast<std::int32_t>(it - worker.actions.begin());
+    collective_stages_.push_back(worker.id.stage);
+  }
+  std::sort(collective_stages_.begin(), collective_stages_.end());
+  collective_stages_.erase(std::unique(collective_stages_.begin(), collective_stages_.end()),
+                           collective_stages_.end());
+
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
+  edges.reserve(static_cast<std::size_t>(actions_) * 3);
+  const auto add = [&](std::int32_t from, std::int32_t to) {
+    if (from >= 0 && from != to) {
+      edges.emplace_back(static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
+    }
+  };
+  for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
+    const WorkerSchedule& worker = schedule.workers[w];
+    const auto wi = static_cast<std::int32_t>(w);
+    for (std::size_t i = 0; i < worker.actions.size(); ++i) {
+      const auto ii = static_cast<std::int32_t>(i);
+      const std::int32_t node = index.node(wi, ii);
+      if (i > 0) add(node - 1, node);
+      if (ii == reduce_at[w]) {
+        const auto stage =
+            std::lower_bound(collective_stages_.begin(), collective_stages_.end(), worker.id.stage);
+        const std::int32_t collective =
+            actions_ + static_cast<std::int32_t>(stage - collective_stages_.begin());
+        if (i > 0) add(node - 1, collective);
+        add(collective, node);
+        continue;
+      }
+      const Action& a = worker.actions[i];
+      if (!ActionIndex::fits(layout, worker.id, a)) continue;
+      const std::int32_t o = a.owner;
+      const std::int32_t v = a.virtual_stage;
+      const std::int32_t mb = a.microbatch;
+      switch (*chunk_action(a.type)) {
+        case ChunkAction::kF:
+          add(index.first(ChunkAction::kF, o, v - 1, mb), node);
+          break;
+        case ChunkAction::kI:
+        case ChunkAction::kB:
+          add(v == last ? index.first(ChunkAction::kF, o, v, mb)
+                        : index.first_backward(o, v + 1, mb),
+              node);
+          break;
+        case ChunkAction::kW:
+          add(index.first(ChunkAction::kI, o, v, mb), node);
+          break;
+        case ChunkAction::kSendF:
+          add(index.first(ChunkAction::kF, o, v, mb), node);
+          break;
+        case ChunkAction::kSendB:
+          add(index.first_backward(o, v, mb), node);
+          break;
+        case ChunkAction::kRecvF:
+          add(index.first(ChunkAction::kSendF, o, v - 1, mb), node);
+          break;
+        case ChunkAction::kRecvB:
+          add(index.first(ChunkAction::kSendB, o, v + 1, mb), node);
+          break;
+      }
+    }
+  }
+  graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
+                 static_cast<std::uint32_t>(nodes()));
+}
+
+std::optional<std::vector<std::int32_t>> DependencyGraph::topological_order() const {
+  const auto n = static_cast<std::size_t>(nodes());
+  std::vector<std::int32_t> waiting(n, 0);  // predecessors not yet ordered
+  for (std::size_t v = 0; v < n; ++v) {
+    for (const auto to : boost::make_iterator_range(
+             boost::adjacent_vertices(static_cast<std::uint32_t>(v), graph_))) {
+      ++waiting[to];
+    }
+  }
+  std::vector<std::int32_t> order;
+  order.reserve(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) order.push_back(static_cast<std::int32_t>(v));
+  }
+  // `order` doubles as Kahn's FIFO queue: everything before `head` has had its edges released.
+  for (std::size_t head = 0; head < order.size(); ++head) {
+    const auto from = static_cast<std::uint32_t>(order[head]);
+    for (const auto to : boost::make_iterator_range(boost::adjacent_vertices(from, graph_))) {
+      if (--waiting[to] == 0) order.push_back(static_cast<std::int32_t>(to));
+    }
+  }
+  if (order.size() != n) return std::nullopt;
+  return order;
+}
+
+std::vector<std::vector<std::int32_t>> DependencyGraph::cycles() const {
+  const auto n = static_cast<std::size_t>(nodes());
+  std::vector<std::uint32_t> component(n);
+  const auto components = boost::strong_components(
+      graph_, boost::make_iterator_property_map(component.begin(),
+                                                boost::get(boost::vertex_index, graph_)));
+  std::vector<std::int32_t> size(static_cast<std::size_t>(components), 0);
+  std::vector<std::int32_t> smallest(static_cast<std::size_t>(components), -1);
+  for (std::size_t v = 0; v < n; ++v) {
+    const std::size_t c = component[v];
+    if (size[c]++ == 0) smallest[c] = static_cast<std::int32_t>(v);
+  }
+  std::vector<std::int32_t> starts;
+  for (std::size_t c = 0; c < size.size(); ++c) {
+    if (size[c] > 1) starts.push_back(smallest[c]);
+  }
+  std::sort(starts.begin(), starts.end());
+
+  // Breadth-first search inside the component from its smallest node until an edge leads back.
+  std::vector<std::int32_t> parent(n, -1);
+  std::vector<std::vector<std::int32_t>> result;
+  for (const std::int32_t start : starts) {
+    const std::uint32_t c = component[static_cast<std::size_t>(start)];
+    std::vector<std::int32_t> visited{start};
+    std::deque<std::int32_t> queue{start};
+    std::int32_t closing = -1;
+    while (!queue.empty() && closing < 0) {
+      const std::int32_t from = queue.front();
+      queue.pop_front();
+      for (const auto to : boost::make_iterator_range(
+               boost::adjacent_vertices(static_cast<std::uint32_t>(from), graph_))) {
+        const auto t = static_cast<std::int32_t>(to);
+        if (component[to] != c) continue;
+        if (t == start) {
+          closing = from;
+          break;
+        }
+        if (parent[to] >= 0) continue;
+        parent[to] = from;
+        visited.push_back(t);
+        queue.push_back(t);
+      }
+    }
+    RECYCLE_ASSERT(closing >= 0, "a strongly connected component without a cycle");
+    std::vector<std::int32_t> cycle;
+    for (std::int32_t v = closing; v != start; v = parent[static_cast<std::size_t>(v)]) {
+      cycle.push_back(v);
+    }
+    cycle.push_back(start);
+    std::reverse(cycle.begin(), cycle.end());
+    result.push_back(std::move(cycle));
+    for (const std::int32_t v : visited) parent[static_cast<std::size_t>(v)] = -1;
+  }
+  return result;
+}
+
+}  // namespace recycle::planner

@@ -1,0 +1,122 @@
+// The dependency graph of a schedule: which action must end before another may start
+// (docs/architecture.md, "Semantics"). Shared by the validator (a cycle is a deadlock) and by
+// timing (as-soon-as-possible start times), so both read the rules from one place.
+//
+// Concepts:
+//  - Node: one action occurrence, numbered worker by worker in Schedule::workers order (action i
+//    of worker w is node offset(w) + i); after them, one collective node per physical stage whose
+//    workers run REDUCE_GRAD.
+//  - Edge p -> d: d cannot start before p has ended. Edges: consecutive actions of a worker;
+//    data (F <- F of the previous virtual stage; I/B <- I/B of the next virtual stage, or the F at
+//    the last one; W <- I; SEND <- the compute whose output it sends); communication
+//    (RECV_F(v) <- SEND_F(v-1), RECV_B(v) <- SEND_B(v+1); a SEND never waits for its RECV); and
+//    REDUCE_GRAD as a collective: every peer's action before its REDUCE_GRAD precedes the stage's
+//    collective node, which precedes every peer's REDUCE_GRAD, so a peer that never gets there
+//    blocks the others. OPT waits for nothing across workers (the simulator adds any barrier).
+//  - ActionIndex: where each (kind, owner, virtual stage, micro-batch) occurs first, and how often.
+//    Dependencies always point at first occurrences; the validator reports the others.
+#pragma once
+
+#include <array>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
+#include <boost/range/iterator_range.hpp>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "planner/schedule.hpp"
+
+namespace recycle::planner {
+
+/// The actions that belong to one (owner, virtual stage, micro-batch) chunk.
+enum class ChunkAction : std::uint8_t { kF, kI, kW, kB, kSendF, kRecvF, kSendB, kRecvB };
+inline constexpr std::size_t kChunkActionCount = 8;
+
+/// The chunk action of `type`, or nullopt for REDUCE_GRAD and OPT.
+[[nodiscard]] std::optional<ChunkAction> chunk_action(ActionType type) noexcept;
+
+/// Action `index` of `Schedule::workers[worker]`.
+struct ActionRef {
+  std::int32_t worker = -1;
+  std::int32_t index = -1;
+};
+
+class ActionIndex {
+ public:
+  explicit ActionIndex(const Schedule& schedule);
+
+  /// Whether `action` on worker `id` is indexed: a chunk action whose owner, micro-batch and
+  /// virtual stage are in the layout's range and whose virtual stage is on the worker's stage.
+  [[nodiscard]] static bool fits(const Layout& layout, WorkerId id, const Action& action) noexcept;
+
+  [[nodiscard]] std::int32_t actions() const noexcept { return offsets_.back(); }
+  [[nodiscard]] std::int32_t node(std::int32_t worker, std::int32_t index) const noexcept {
+    return offsets_[static_cast<std::size_t>(worker)] + index;
+  }
+  /// The worker and index of action node `node` (< actions()).
+  [[nodiscard]] ActionRef ref(std::int32_t node) const noexcept;
+
+  /// The node of the first `kind` of (owner, virtual stage, micro-batch), or -1 if there is none
+  /// (arguments out of range included).
+  [[nodiscard]] std::int32_t first(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
+                                   std::int32_t microbatch) const noexcept;
+  /// How many indexed actions are that `kind` of (owner, virtual stage, micro-batch).
+  [[nodiscard]] std::int32_t count(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
+                                   std::int32_t microbatch) const noexcept;
+  /// The first I of the chunk if there is one, else its first B, else -1.
+  [[nodiscard]] std::int32_t first_backward(std::int32_t owner, std::int32_t virtual_stage,
+                                            std::int32_t microbatch) const noexcept;
+
+ private:
+  using Key = std::array<std::int32_t, 3>;  // owner, virtual stage, micro-batch
+
+  [[nodiscard]] std::optional<std::size_t> slot(std::int32_t owner, std::int32_t virtual_stage,
+                                                std::int32_t microbatch) const noexcept;
+
+  Layout layout_;
+  std::int64_t virtual_stages_ = 0;
+  std::vector<std::int32_t> offsets_;  // first node of each worker, then the total
+  // Slots are dense over the layout's chunks when the schedule comes near to covering them, else
+  // the sorted distinct chunks present (a file may declare a huge layout and hold few actions).
+  bool dense_ = true;
+  std::vector<Key> keys_;
+  std::vector<std::int32_t> first_;  // [slot * kChunkActionCount + kind]
+  std::vector<std::int32_t> count_;
+};
+
+class DependencyGraph {
+ public:
+  using Graph =
+      boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
+                                         boost::no_property, std::uint32_t, std::uint32_t>;
+
+  /// `index` must be built from `schedule`.
+  DependencyGraph(const Schedule& schedule, const ActionIndex& index);
+
+  [[nodiscard]] const Graph& graph() const noexcept { return graph_; }
+  [[nodiscard]] std::int32_t nodes() const noexcept {
+    return actions_ + static_cast<std::int32_t>(collective_stages_.size());
+  }
+  [[nodiscard]] bool is_collective(std::int32_t node) const noexcept { return node >= actions_; }
+  /// The physical stage of collective node `node`.
+  [[nodiscard]] std::int32_t collective_stage(std::int32_t node) const noexcept {
+    return collective_stages_[static_cast<std::size_t>(node - actions_)];
+  }
+
+  /// Every node, each after all of its predecessors (Kahn's order, deterministic); nullopt if
+  /// the graph has a cycle.
+  [[nodiscard]] std::optional<std::vector<std::int32_t>> topological_order() const;
+
+  /// One cycle per strongly connected component of more than one node, ordered by the
+  /// component's smallest node. Each cycle starts at that node n0 and lists n0 -> n1 -> ... -> nk
+  /// along edges (nk -> n0 closes it); it is a shortest cycle through n0.
+  [[nodiscard]] std::vector<std::vector<std::int32_t>> cycles() const;
+
+ private:
+  std::int32_t actions_ = 0;
+  std::vector<std::int32_t> collective_stages_;  // sorted
+  Graph graph_;
+};
+
+}  // namespace recycle::planner

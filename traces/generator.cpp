@@ -1,20 +1,17 @@
 #include "traces/generator.hpp"
 
 #include <cmath>
-#include <functional>
-#include <queue>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "traces/node_pool.hpp"
 
 namespace recycle::traces {
 
 namespace {
 
-constexpr double kSecondsPerDay = 86'400.0;
-constexpr double kSecondsPerHour = 3'600.0;
 constexpr Nanos kMillisecond = 1'000'000;
 
 Nanos round_to_ms(double seconds) {
@@ -29,45 +26,6 @@ std::string shell_word(const std::string& word) {
   return out + "'";
 }
 
-/// The nodes that are up, for uniform draws; and the repairs under way, soonest first.
-class NodePool {
- public:
-  explicit NodePool(std::int64_t nodes) {
-    up_.reserve(static_cast<std::size_t>(nodes));
-    for (std::int64_t i = 0; i < nodes; ++i) up_.push_back(static_cast<NodeId>(i));
-  }
-
-  [[nodiscard]] bool any_up() const noexcept { return !up_.empty(); }
-
-  /// Takes a node that is up, uniformly at random, and marks it down until `until` (-1: for good).
-  NodeId take(Rng& rng, Nanos until) {
-    const auto i = static_cast<std::size_t>(rng.below(up_.size()));
-    const NodeId node = up_[i];
-    up_[i] = up_.back();
-    up_.pop_back();
-    if (until >= 0) repairs_.emplace(until, node);
-    return node;
-  }
-
-  /// Calls `on_up(time, node)` for every repair done by `time`, in time order, and puts the nodes
-  /// back.
-  template <typename OnUp>
-  void repair_until(Nanos time, OnUp&& on_up) {
-    while (!repairs_.empty() && repairs_.top().first <= time) {
-      const auto [at, node] = repairs_.top();
-      repairs_.pop();
-      on_up(at, node);
-      up_.push_back(node);
-    }
-  }
-
- private:
-  std::vector<NodeId> up_;
-  std::priority_queue<std::pair<Nanos, NodeId>, std::vector<std::pair<Nanos, NodeId>>,
-                      std::greater<>>
-      repairs_;
-};
-
 }  // namespace
 
 void validate(const GeneratorOptions& options) {
@@ -75,9 +33,9 @@ void validate(const GeneratorOptions& options) {
     throw InputError("--nodes", "must be in [1, " + std::to_string(kMaxNodes) + "], got " +
                                     std::to_string(options.nodes));
   }
-  if (!(options.days > 0) || options.days * kSecondsPerDay > to_seconds(kMaxTime)) {
-    throw InputError("--days", fmt::format("must be > 0 and at most {:.0f}, got {}",
-                                           to_seconds(kMaxTime) / kSecondsPerDay, options.days));
+  if (!(options.days > 0) || options.days > kMaxDays) {
+    throw InputError("--days",
+                     fmt::format("must be > 0 and at most {:.0f}, got {}", kMaxDays, options.days));
   }
   if (!(options.rate > 0))
     throw InputError("--rate",

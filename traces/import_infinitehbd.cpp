@@ -9,8 +9,6 @@ namespace recycle::traces {
 
 namespace {
 
-constexpr double kSecondsPerDay = 86'400.0;
-
 struct Record {
   Nanos time = 0;
   std::string node;
@@ -26,7 +24,7 @@ Record read_record(const JsonView& item, std::size_t index) {
   if (record.node.empty()) item.at("node_id").fail("empty node_id");
   const JsonView time = item.at("event_time");
   const double days = time.as_nonnegative();
-  if (days * kSecondsPerDay > to_seconds(kMaxTime)) time.fail("event_time beyond 1e9 s");
+  if (days > kMaxDays) time.fail("event_time beyond 1e9 s");
   record.time = seconds_to_trace_time(days * kSecondsPerDay);
   const JsonView type = item.at("event_type");
   const std::string kind = type.as_string();

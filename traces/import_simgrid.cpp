@@ -38,14 +38,6 @@ std::vector<std::string_view> words(std::string_view line) {
   return out;
 }
 
-Nanos read_seconds(std::string_view text, const std::string& where, std::string_view what) {
-  const double seconds = parse_double(text, where);
-  if (seconds < 0 || seconds > to_seconds(kMaxTime)) {
-    throw InputError(where, std::string(what) + " must be in [0, 1e9] seconds");
-  }
-  return seconds_to_trace_time(seconds);
-}
-
 Pattern read_pattern(const SimGridProfile& profile) {
   require_text(profile.text, profile.source);
   Pattern pattern;

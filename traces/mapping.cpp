@@ -1,13 +1,12 @@
 #include "traces/mapping.hpp"
 
 #include <cmath>
-#include <functional>
-#include <queue>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "traces/node_pool.hpp"
 
 namespace recycle::traces {
 
@@ -64,37 +63,24 @@ std::int64_t replay_outages(const Trace& trace, const MapOptions& options, Trace
   const double ratio = static_cast<double>(options.nodes) / static_cast<double>(trace.node_count());
   const auto whole = static_cast<std::int64_t>(std::floor(ratio));
   const double fraction = ratio - static_cast<double>(whole);
-  std::vector<NodeId> up(static_cast<std::size_t>(options.nodes));
-  for (std::size_t j = 0; j < up.size(); ++j) up[j] = static_cast<NodeId>(j);
-  std::priority_queue<std::pair<Nanos, NodeId>, std::vector<std::pair<Nanos, NodeId>>,
-                      std::greater<>>
-      repairs;
-  const auto repair_until = [&](Nanos time) {
-    while (!repairs.empty() && repairs.top().first <= time) {
-      const auto [at, node] = repairs.top();
-      repairs.pop();
-      builder.add(at, node, EventKind::kUp, 0, "mapping", 0);
-      up.push_back(node);
-    }
+  NodePool pool(options.nodes);
+  const auto come_up = [&](Nanos at, NodeId node) {
+    builder.add(at, node, EventKind::kUp, 0, "mapping", 0);
   };
   std::int64_t dropped = 0;
   for (const Outage& outage : outages(trace)) {
-    repair_until(outage.down);
+    pool.repair_until(outage.down, come_up);
     const std::int64_t copies = whole + (fraction > 0 && rng.uniform() < fraction ? 1 : 0);
     for (std::int64_t c = 0; c < copies; ++c) {
-      if (up.empty()) {
+      if (!pool.any_up()) {
         ++dropped;
         continue;
       }
-      const auto i = static_cast<std::size_t>(rng.below(up.size()));
-      const NodeId node = up[i];
-      up[i] = up.back();
-      up.pop_back();
+      const NodeId node = pool.take(rng, outage.up);
       builder.add(outage.down, node, EventKind::kDown, outage.cause, "mapping", 0);
-      if (outage.up >= 0) repairs.emplace(outage.up, node);
     }
   }
-  repair_until(trace.duration());
+  pool.repair_until(trace.duration(), come_up);
   return dropped;
 }
 

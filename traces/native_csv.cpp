@@ -16,8 +16,13 @@ namespace {
 constexpr std::string_view kNodesKey = "nodes";
 constexpr std::string_view kDurationKey = "duration_s";
 
-/// What precedes the header: declarations and comments, and the header's line number.
+/// What precedes the header: declarations, comments, and where the header is.
 struct Preamble {
+  std::vector<std::string> comments;
+  std::int64_t nodes = 0;  ///< 0: not declared
+  std::string nodes_where;
+  Nanos duration = -1;  ///< -1: not declared
+  std::string duration_where;
   std::size_t header_line = 0;  ///< 0: the text has no header line
   std::size_t last_line = 0;
 };
@@ -31,37 +36,34 @@ std::optional<std::pair<std::string_view, std::string_view>> declaration(std::st
   return std::pair{key, trim(comment.substr(colon + 1))};
 }
 
-Preamble read_preamble(const std::string& text, const std::string& source, TraceBuilder& builder) {
-  Preamble preamble;
+Preamble read_preamble(const std::string& text, const std::string& source) {
+  Preamble p;
   for_each_line(text, [&](std::size_t number, std::string_view line) {
-    preamble.last_line = number;
+    p.last_line = number;
     const std::string_view content = trim(line);
     if (content.empty()) return true;
     if (content.front() != '#') {
-      preamble.header_line = number;
+      p.header_line = number;
       return false;
     }
     const std::string_view comment = trim(content.substr(1));
     const std::string where = source + ":" + std::to_string(number);
     const auto decl = declaration(comment);
     if (!decl) {
-      builder.add_comment(std::string(comment));
+      p.comments.emplace_back(comment);
     } else if (decl->first == kNodesKey) {
-      const std::int64_t nodes = parse_int(decl->second, where);
-      if (nodes < 1 || nodes > kMaxNodes) {
+      p.nodes = parse_int(decl->second, where);
+      if (p.nodes < 1 || p.nodes > kMaxNodes) {
         throw InputError(where, "nodes must be in [1, " + std::to_string(kMaxNodes) + "]");
       }
-      builder.set_node_count(nodes, where);
+      p.nodes_where = where;
     } else {
-      const double seconds = parse_double(decl->second, where);
-      if (seconds < 0 || seconds > to_seconds(kMaxTime)) {
-        throw InputError(where, "duration_s must be in [0, 1e9]");
-      }
-      builder.set_duration(seconds_to_trace_time(seconds), where);
+      p.duration = read_seconds(decl->second, where, kDurationKey);
+      p.duration_where = where;
     }
     return true;
   });
-  return preamble;
+  return p;
 }
 
 /// A node id as the native format writes numbered nodes: digits, no leading zero, below kMaxNodes.
@@ -91,25 +93,26 @@ EventKind parse_event(std::string_view cell, const std::string& where) {
 LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                              const ImportOptions& options) {
   require_text(text, source);
-  // Naming is decided from all rows, so the builder is made after a first look at them.
-  std::vector<CsvRow> rows = parse_csv(text, source);
-  TraceBuilder builder(
-      all_nodes_numbered(rows) ? TraceBuilder::Naming::kNumbered : TraceBuilder::Naming::kNamed,
-      options.lenient);
-  const Preamble preamble = read_preamble(text, source, builder);
+  Preamble preamble = read_preamble(text, source);
   if (preamble.header_line == 0) {
     const std::string where = source + ":" + std::to_string(preamble.last_line + 1);
     throw InputError(where, std::string(text.empty() ? "empty file" : "no header") +
                                 ", expected the header " + std::string(kNativeHeader));
   }
+  const std::vector<CsvRow> rows = parse_csv(text, source);
   const CsvRow& header = rows.front();
-  const std::vector<std::string> expected = {"time_s", "node", "event", "cause"};
   std::vector<std::string> got;
   for (const auto& field : header.fields) got.emplace_back(trim(field));
-  if (got != expected) {
+  if (got != std::vector<std::string>{"time_s", "node", "event", "cause"}) {
     throw InputError(header.where(source), "expected the header " + std::string(kNativeHeader));
   }
+
   const bool numbered = all_nodes_numbered(rows);
+  TraceBuilder builder(numbered ? TraceBuilder::Naming::kNumbered : TraceBuilder::Naming::kNamed,
+                       options.lenient);
+  for (std::string& comment : preamble.comments) builder.add_comment(std::move(comment));
+  if (preamble.nodes > 0) builder.set_node_count(preamble.nodes, preamble.nodes_where);
+  if (preamble.duration >= 0) builder.set_duration(preamble.duration, preamble.duration_where);
   for (std::size_t i = 1; i < rows.size(); ++i) {
     const CsvRow& row = rows[i];
     const std::string where = row.where(source);
@@ -117,18 +120,13 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
       throw InputError(where, "expected 4 columns (" + std::string(kNativeHeader) + "), got " +
                                   std::to_string(row.fields.size()));
     }
-    const double seconds = parse_double(row.fields[0], where);
-    if (seconds < 0 || seconds > to_seconds(kMaxTime)) {
-      throw InputError(where,
-                       "time_s must be in [0, 1e9], got " + std::string(trim(row.fields[0])));
-    }
+    const Nanos time = read_seconds(row.fields[0], where, "time_s");
     const std::string_view node_cell = trim(row.fields[1]);
     if (node_cell.empty()) throw InputError(where, "empty node");
     const NodeId node =
         numbered ? static_cast<NodeId>(parse_int(node_cell, where)) : builder.named_node(node_cell);
     const EventKind kind = parse_event(row.fields[2], where);
-    builder.add(seconds_to_trace_time(seconds), node, kind, builder.cause(trim(row.fields[3])),
-                source, row.line);
+    builder.add(time, node, kind, builder.cause(trim(row.fields[3])), source, row.line);
   }
   apply_declarations(options, builder);
   return std::move(builder).finish();

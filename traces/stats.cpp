@@ -7,12 +7,6 @@ namespace recycle::traces {
 
 namespace {
 
-constexpr double kNanosPerHour = 3'600.0 * 1e9;
-
-double hours(Nanos span) {
-  return static_cast<double>(span) / kNanosPerHour;
-}
-
 /// Nearest rank: the ceil(p/100 * n)-th smallest of sorted values.
 double percentile(const std::vector<double>& sorted, double p) {
   const auto rank =
@@ -51,7 +45,7 @@ void count_failures(const Trace& trace, TraceStats& s) {
     ++by_cause[event.cause];
     Nanos& last = last_failure[event.node];
     if (last < 0) ++s.nodes_failed;
-    if (last >= 0 && event.time > last) node_gaps_h.push_back(hours(event.time - last));
+    if (last >= 0 && event.time > last) node_gaps_h.push_back(to_hours(event.time - last));
     last = event.time;
   }
   s.node_tbf_gaps = static_cast<std::int64_t>(node_gaps_h.size());
@@ -79,7 +73,7 @@ void count_bursts(const Trace& trace, TraceStats& s) {
       first = event.time;
     } else {
       ++s.burst_sizes[size];
-      gaps_h.push_back(hours(event.time - instant));
+      gaps_h.push_back(to_hours(event.time - instant));
     }
     instant = event.time;
     size = 1;
@@ -88,7 +82,7 @@ void count_bursts(const Trace& trace, TraceStats& s) {
   s.failure_instants = instant < 0 ? 0 : static_cast<std::int64_t>(gaps_h.size()) + 1;
   s.interarrival_gaps = static_cast<std::int64_t>(gaps_h.size());
   if (!gaps_h.empty())
-    s.interarrival_mean_h = hours(instant - first) / static_cast<double>(gaps_h.size());
+    s.interarrival_mean_h = to_hours(instant - first) / static_cast<double>(gaps_h.size());
   s.interarrival = fit_weibull(gaps_h);
 }
 
@@ -129,7 +123,7 @@ TraceStats compute_stats(const Trace& trace) {
   count_bursts(trace, s);
   count_down_nodes(trace, s);
 
-  const double watched_h = hours(trace.duration());
+  const double watched_h = to_hours(trace.duration());
   if (s.nodes > 0 && watched_h > 0) {
     s.failures_per_1000_node_days = static_cast<double>(s.failures) /
                                     (static_cast<double>(s.nodes) * watched_h / 24.0) * 1000.0;
@@ -140,7 +134,7 @@ TraceStats compute_stats(const Trace& trace) {
   }
   std::vector<double> repairs_h;
   for (const Outage& outage : outages(trace)) {
-    if (outage.down > 0 && outage.up >= 0) repairs_h.push_back(hours(outage.up - outage.down));
+    if (outage.down > 0 && outage.up >= 0) repairs_h.push_back(to_hours(outage.up - outage.down));
   }
   if (!repairs_h.empty()) s.repair = summarize_repairs(std::move(repairs_h));
   return s;

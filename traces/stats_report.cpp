@@ -9,12 +9,6 @@ namespace recycle::traces {
 
 namespace {
 
-constexpr double kNanosPerDay = 86'400.0 * 1e9;
-
-double days(Nanos t) {
-  return static_cast<double>(t) / kNanosPerDay;
-}
-
 /// Six decimals are more than any of these numbers means, and keep the JSON stable.
 double round6(double x) {
   return std::round(x * 1e6) / 1e6;
@@ -61,8 +55,8 @@ std::string format_stats_text(const TraceStats& s, const std::string& source,
   line("trace:", source);
   line("nodes:", fmt::format("{} ({} failed at least once)", s.nodes, s.nodes_failed));
   line("observed:",
-       fmt::format("{:.3f} days; {} events from {:.3f} to {:.3f} days", days(s.duration), s.events,
-                   days(s.first_event), days(s.last_event)));
+       fmt::format("{:.3f} days; {} events from {:.3f} to {:.3f} days", to_days(s.duration),
+                   s.events, to_days(s.first_event), to_days(s.last_event)));
   line("failures:", fmt::format("{} (nodes down from the start: {}; still down at the end: {})",
                                 s.failures, s.initially_down, s.down_at_end));
   line("failure rate:", or_na(s.failures_per_1000_node_days, "{:.3f}") + " per 1,000 node-days");
@@ -89,7 +83,7 @@ std::string format_stats_text(const TraceStats& s, const std::string& source,
                                   weibull_text(s.node_tbf), s.node_tbf_gaps));
   line("bursts:", burst_text(s));
   line("nodes down at once:", fmt::format("peak {} at {:.3f} days, mean {:.2f}", s.peak_down,
-                                          days(s.peak_down_at), s.mean_down));
+                                          to_days(s.peak_down_at), s.mean_down));
   if (repairs.total() > 0) {
     line("repaired (--lenient):",
          fmt::format("dropped {} up events of nodes not down, {} down events of nodes already down",

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "core/parse.hpp"
 
 namespace recycle::traces {
 
@@ -23,6 +24,15 @@ std::string format_seconds(Nanos time) {
 
 Nanos seconds_to_trace_time(Seconds seconds) noexcept {
   return std::llround(seconds * 1e6) * kTimeResolution;
+}
+
+Nanos read_seconds(std::string_view text, const std::string& where, std::string_view what) {
+  const double seconds = parse_double(text, where);
+  if (seconds < 0 || seconds > to_seconds(kMaxTime)) {
+    throw InputError(
+        where, std::string(what) + " must be in [0, 1e9] seconds, got " + std::string(trim(text)));
+  }
+  return seconds_to_trace_time(seconds);
 }
 
 std::vector<Outage> outages(const Trace& trace) {

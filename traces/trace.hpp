@@ -52,6 +52,19 @@ struct Event {
   friend bool operator==(const Event&, const Event&) = default;
 };
 
+inline constexpr double kSecondsPerHour = 3'600.0;
+inline constexpr double kSecondsPerDay = 86'400.0;
+
+/// The longest trace: kMaxTime in days (about 11,574).
+inline constexpr double kMaxDays = to_seconds(kMaxTime) / kSecondsPerDay;
+
+[[nodiscard]] constexpr double to_hours(Nanos t) noexcept {
+  return to_seconds(t) / kSecondsPerHour;
+}
+[[nodiscard]] constexpr double to_days(Nanos t) noexcept {
+  return to_seconds(t) / kSecondsPerDay;
+}
+
 /// "down" / "up".
 [[nodiscard]] std::string_view to_string(EventKind kind) noexcept;
 
@@ -61,6 +74,11 @@ struct Event {
 
 /// Rounds seconds read from a file to the trace resolution (1 µs).
 [[nodiscard]] Nanos seconds_to_trace_time(Seconds seconds) noexcept;
+
+/// Reads a time or duration in seconds from a file or flag: a number in [0, 1e9], rounded to 1 µs.
+/// Errors name `where` and say `what` the number is ("time_s", "date", ...).
+[[nodiscard]] Nanos read_seconds(std::string_view text, const std::string& where,
+                                 std::string_view what);
 
 class Trace {
  public:

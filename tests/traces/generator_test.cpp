@@ -24,7 +24,7 @@ GeneratorOptions year_of(double rate, TbfModel tbf) {
   return o;
 }
 
-TEST_CASE("same options and seed give the same file, byte for byte; another seed another file") {
+TEST_CASE("same options and seed give the same file, byte for byte, and another seed another file") {
   GeneratorOptions o = find_generator_preset("cloud-bad", "--preset").options;
   o.seed = 1;
   const std::string a = format_native_csv(generate_trace(o));
@@ -85,7 +85,7 @@ TEST_CASE("repair times follow the repair law") {
   CHECK(logn.lognormal->sigma == doctest::Approx(0.8).epsilon(0.05));
 }
 
-TEST_CASE("causes are drawn by weight; the llama3 mix follows Table 5's counts") {
+TEST_CASE("causes are drawn by weight, and the llama3 mix follows Table 5's counts") {
   GeneratorOptions o = year_of(5, {});
   o.causes = CauseMix::parse("llama3", "--causes");
   const TraceStats s = compute_stats(generate_trace(o));

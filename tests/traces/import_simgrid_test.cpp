@@ -38,7 +38,7 @@ TEST_CASE("a directory of profiles, one looping, unrolled until --days") {
   CHECK(t.duration() == 259'200'000'000);
 }
 
-TEST_CASE("SimGrid semantics: states are set, not toggled; PERIODICITY is the period") {
+TEST_CASE("SimGrid semantics: states are set, not toggled, and PERIODICITY is the period") {
   const auto parse = [](const std::string& text, Nanos duration = -1) {
     ImportOptions options;
     options.duration = duration;

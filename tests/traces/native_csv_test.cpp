@@ -48,7 +48,7 @@ TEST_CASE("writing and reading again gives the same trace, and writing again the
   CHECK(format_native_csv(second) == text);
 }
 
-TEST_CASE("integer node cells make a numbered trace; any name makes a named one") {
+TEST_CASE("integer node cells make a numbered trace, any name a named one") {
   const Trace numbered =
       parse_native_csv("time_s,node,event,cause\n1,7,down,\n2,7,up,\n", "n.csv", {}).trace;
   CHECK(numbered.numbered());
@@ -100,7 +100,7 @@ const std::vector<BadFile> kBadFiles = {
     {"empty.csv", ":1: empty file, expected the header time_s,node,event,cause"},
     {"garbage.bin", ":2: binary content (byte 0x1A), expected a text file"},
     {"bad_header.csv", ":1: expected the header time_s,node,event,cause"},
-    {"negative_time.csv", ":2: time_s must be in [0, 1e9], got -1.000"},
+    {"negative_time.csv", ":2: time_s must be in [0, 1e9] seconds, got -1.000"},
     {"up_without_down.csv",
      ":3: node 4 comes up but is not down (use --lenient to drop such events)"},
     {"repeated_down.csv",

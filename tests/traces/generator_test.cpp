@@ -24,7 +24,8 @@ GeneratorOptions year_of(double rate, TbfModel tbf) {
   return o;
 }
 
-TEST_CASE("same options and seed give the same file, byte for byte, and another seed another file") {
+TEST_CASE(
+    "same options and seed give the same file, byte for byte, and another seed another file") {
   GeneratorOptions o = find_generator_preset("cloud-bad", "--preset").options;
   o.seed = 1;
   const std::string a = format_native_csv(generate_trace(o));

@@ -1,0 +1,96 @@
+// Simulator benchmarks (DESIGN.md, "Performance targets"):
+//  - the engine: >= 10 million events per second on one core;
+//  - one iteration of 16,384 GPUs (TP 8 -> 2,048 workers: PP 16, DP 128, 64 micro-batches, ZB-H1,
+//    a profile with communication) in < 1 s and < 2 GB;
+//  - cost linear in the number of actions: DP 8, 32, 128, 512, 2048 (16x and 4x smaller and
+//  larger).
+#include <benchmark/benchmark.h>
+
+#include <sys/resource.h>
+
+#include "planner/generators.hpp"
+#include "sim/event_queue.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using namespace recycle;
+
+/// Hold model: `pending` events in the queue; each step pops the earliest and pushes one a
+/// pseudo-random time later, so the heap stays at its size (the simulator's steady state).
+void BM_EventQueueHold(benchmark::State& state) {
+  const auto pending = static_cast<std::int32_t>(state.range(0));
+  sim::EventQueue q;
+  std::uint64_t x = 88172645463325252ULL;
+  const auto next_delay = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return static_cast<Nanos>(x % 1'000'000);
+  };
+  for (std::int32_t i = 0; i < pending; ++i) q.push(next_delay(), 0, i);
+  for (auto _ : state) {
+    const auto e = q.pop();
+    q.push(e->time + next_delay(), e->kind, e->subject);
+  }
+  state.SetItemsProcessed(state.iterations());  // events per second
+}
+BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(2'048)->Arg(65'536);
+
+/// A GPT-3-like stage on 8-GPU H100 nodes with TP 8 (one worker per node): 20 ms F, 20 ms I,
+/// 15 ms W per micro-batch, 5 ms optimizer, 48 MB activations sent between stages over 8 x 50 GB/s,
+/// 2.7 GB of gradients all-reduced per stage across 128 nodes.
+profiles::Profile large_profile(std::int32_t pp) {
+  profiles::Profile p;
+  p.name = "bench: GPT-3-like, TP 8, H100 nodes";
+  p.tensor_parallel = 8;
+  p.stages.assign(static_cast<std::size_t>(pp),
+                  profiles::StageProfile{20'000'000, 20'000'000, 15'000'000, 5'000'000,
+                                         2'000'000'000, 48'000'000, 2'700'000'000, 0});
+  p.hardware = {8, 3.6e12, 4e11, 3'000, 10'000, 80'000'000'000};
+  return p;
+}
+
+std::int64_t peak_rss_bytes() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss) * 1024;  // Linux: kilobytes
+}
+
+/// One iteration of ZB-H1 at PP 16, 64 micro-batches, DP = range(0), from the compute-only
+/// schedule (lowering included) to the metrics.
+void BM_SimulateZbH1(benchmark::State& state) {
+  const planner::Layout layout{static_cast<std::int32_t>(state.range(0)), 16, 64, 1};
+  planner::GeneratorOptions gen;
+  gen.layout = layout;
+  const planner::Schedule schedule = planner::generate_fault_free("zb-h1", gen);
+  const sim::CostModel model =
+      sim::CostModel::from_profile(large_profile(layout.pp), layout, "bench");
+  std::size_t actions = 0;
+  std::uint64_t events = 0;
+  for (auto _ : state) {
+    const sim::SimRun run = sim::simulate(schedule, model, {.iterations = 1});
+    const sim::Metrics metrics = sim::compute_metrics(run);
+    benchmark::DoNotOptimize(metrics.iteration_time);
+    actions = run.timeline.actions.size();
+    events = run.timeline.events;
+  }
+  state.SetComplexityN(static_cast<std::int64_t>(actions));
+  state.SetItemsProcessed(state.iterations() *
+                          static_cast<std::int64_t>(actions));  // actions per second
+  state.counters["workers"] = static_cast<double>(layout.workers());
+  state.counters["actions"] = static_cast<double>(actions);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_rss_MB"] = static_cast<double>(peak_rss_bytes()) / 1e6;
+}
+BENCHMARK(BM_SimulateZbH1)
+    ->Arg(8)
+    ->Arg(32)
+    ->Arg(128)  // the 16,384-GPU configuration
+    ->Arg(512)
+    ->Arg(2'048)
+    ->Unit(benchmark::kMillisecond)
+    ->Complexity(benchmark::oN);
+
+}  // namespace

@@ -36,6 +36,12 @@ class EventQueue {
   /// The earliest live event, removed from the queue; nullopt when none is left.
   [[nodiscard]] std::optional<Event> pop();
 
+  /// The event pop() would most likely return next (it may be a cancelled one), or null: for
+  /// prefetching what it will need.
+  [[nodiscard]] const Event* peek() const noexcept {
+    return heap_.empty() ? nullptr : &heap_.front();
+  }
+
   /// Time of the last popped event (0 before the first).
   [[nodiscard]] Nanos now() const noexcept { return now_; }
   /// Events popped so far (cancelled ones not counted).

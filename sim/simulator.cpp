@@ -273,6 +273,12 @@ void Simulation::match_sends() {
 Timeline Simulation::run() {
   for (std::size_t w = 0; w < state_.size(); ++w) advance(static_cast<std::int32_t>(w));
   while (const auto event = queue_.pop()) {
+    // With thousands of workers their states do not stay in cache between two turns: fetch the
+    // next event's worker while this one is handled.
+    if (const Event* next = queue_.peek(); next != nullptr && next->kind != kCollectiveDone) {
+      __builtin_prefetch(&state_[static_cast<std::size_t>(next->subject)]);
+      __builtin_prefetch(&steps_[static_cast<std::size_t>(next->subject)]);
+    }
     switch (event->kind) {
       case kComputeDone:
         finish(event->subject, event->time);

@@ -9,7 +9,8 @@
 //               defers its first s Ws so I runs early; peak activations as 1F1B
 //  zb-h2        Zero Bubble H2: up to 2pp - 1 micro-batches of activations per worker (or the memory
 //               limit, if lower), list-scheduled with the costs: I first, then F while memory
-//               allows, then W. The extra memory removes the (I - W) part of ZB-H1's bubble.
+//               allows, then W (planner/list_scheduler.hpp); ZB-H1's order is kept instead when it
+//               is faster. The extra memory removes the (I - W) part of ZB-H1's bubble.
 #pragma once
 
 #include <cstdint>

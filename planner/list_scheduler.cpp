@@ -78,7 +78,7 @@ class Scheduler {
     }
   }
 
-  std::vector<WorkerSchedule> run() {
+  ListScheduleResult run() {
     for (std::size_t w = 0; w < workers_.size(); ++w) refresh(static_cast<std::int32_t>(w));
     while (!heap_.empty()) {
       const Candidate c = heap_.top();
@@ -86,11 +86,12 @@ class Scheduler {
       if (c.version != workers_[static_cast<std::size_t>(c.worker)].version) continue;
       execute(c);
     }
-    std::vector<WorkerSchedule> out;
-    out.reserve(workers_.size());
+    ListScheduleResult out;
+    out.makespan = makespan_;
+    out.workers.reserve(workers_.size());
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       RECYCLE_ASSERT(workers_[w].remaining == 0, "list scheduling stalled with work left");
-      out.push_back({workers_[w].id, std::move(orders_[w])});
+      out.workers.push_back({workers_[w].id, std::move(orders_[w])});
     }
     return out;
   }
@@ -119,11 +120,20 @@ class Scheduler {
       if (!found || std::tie(c.start, c.priority) < std::tie(best.start, best.priority)) best = c;
       found = true;
     };
+    const std::int32_t limit = in_.memory_limit[static_cast<std::size_t>(x.id.stage)];
     if (!x.input.empty()) consider(x.input.top().ready, kInput);
-    if (!x.forward.empty() && x.held < in_.memory_limit) consider(x.forward.top().ready, kForward);
-    if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
-    if (!x.rerouted_weight.empty()) consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
+    if (!x.forward.empty() && x.held < limit) consider(x.forward.top().ready, kForward);
+    const bool gradient_first =
+        in_.wait_for_gradient && !x.input.empty() && x.input.top().ready < x.free_at + weight_cost(x.id.stage);
+    if (!gradient_first) {
+      if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
+      if (!x.rerouted_weight.empty()) consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
+    }
     if (found) heap_.push(best);
+  }
+
+  Nanos weight_cost(std::int32_t stage) const {
+    return in_.costs->duration(Action{ActionType::kBackwardWeight, stage, 0, 0});
   }
 
   void execute(const Candidate& c) {
@@ -135,7 +145,8 @@ class Scheduler {
       case kInput:
         r = x.input.top();
         x.input.pop();
-        type = ActionType::kBackwardInput;
+        type = in_.fuse_backward ? ActionType::kBackward : ActionType::kBackwardInput;
+        if (in_.fuse_backward) --x.held;
         break;
       case kForward:
         r = x.forward.top();
@@ -154,7 +165,8 @@ class Scheduler {
     const Action action{type, s, r.microbatch, r.owner};
     const Nanos end = c.start + in_.costs->duration(action);
     x.free_at = end;
-    --x.remaining;
+    makespan_ = std::max(makespan_, end);
+    x.remaining -= type == ActionType::kBackward ? 2 : 1;
     orders_[static_cast<std::size_t>(c.worker)].push_back(action);
 
     std::int32_t other = -1;
@@ -166,8 +178,10 @@ class Scheduler {
       } else {
         x.input.push({end, r.microbatch, r.owner});
       }
-    } else if (type == ActionType::kBackwardInput) {
-      (r.owner == x.id.dp ? x.own_weight : x.rerouted_weight).push_back({end, r.microbatch, r.owner});
+    } else if (type == ActionType::kBackwardInput || type == ActionType::kBackward) {
+      if (type == ActionType::kBackwardInput) {
+        (r.owner == x.id.dp ? x.own_weight : x.rerouted_weight).push_back({end, r.microbatch, r.owner});
+      }
       if (s > 0) {
         other = worker_index(r.owner, s - 1, r.microbatch);
         // The upstream F ran before this stage's F, so its end is known.
@@ -186,15 +200,28 @@ class Scheduler {
   std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if failed
   std::vector<WorkerState> workers_;
   std::vector<std::vector<Action>> orders_;
+  Nanos makespan_ = 0;
   std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap_;
 };
 
 }  // namespace
 
-std::vector<WorkerSchedule> list_schedule(const ListScheduleInput& input) {
+ListScheduleResult list_schedule(const ListScheduleInput& input) {
   RECYCLE_ASSERT(input.skeleton != nullptr && input.costs != nullptr, "list_schedule needs a skeleton and costs");
-  RECYCLE_ASSERT(input.memory_limit >= 1, "memory limit below one micro-batch");
+  RECYCLE_ASSERT(input.memory_limit.size() == static_cast<std::size_t>(input.skeleton->layout.pp),
+                 "one memory limit per stage");
+  for (const std::int32_t limit : input.memory_limit) RECYCLE_ASSERT(limit >= 1, "memory limit below one micro-batch");
   return Scheduler(input).run();
+}
+
+std::vector<std::int32_t> uniform_limit(const Layout& layout, std::int32_t limit) {
+  return std::vector<std::int32_t>(static_cast<std::size_t>(layout.pp), limit);
+}
+
+std::vector<std::int32_t> one_f_one_b_limit(const Layout& layout) {
+  std::vector<std::int32_t> limit(static_cast<std::size_t>(layout.pp));
+  for (std::int32_t s = 0; s < layout.pp; ++s) limit[static_cast<std::size_t>(s)] = layout.pp - s;
+  return limit;
 }
 
 }  // namespace recycle::planner

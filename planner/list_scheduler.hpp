@@ -21,12 +21,28 @@ namespace recycle::planner {
 struct ListScheduleInput {
   const Schedule* skeleton = nullptr;  ///< layout, failed workers and routes; its worker lists are ignored
   const Costs* costs = nullptr;        ///< per virtual stage
-  std::int32_t memory_limit = 1;       ///< micro-batches of activations per worker
-  bool defer_rerouted_w = true;        ///< re-routed Ws after the worker's own Ws
+  /// Micro-batches of activations a worker may hold, per stage (size pp).
+  std::vector<std::int32_t> memory_limit;
+  bool defer_rerouted_w = true;  ///< re-routed Ws after the worker's own Ws
+  bool fuse_backward = false;    ///< run B (= I then W) as one action, as plain 1F1B does
+  /// Do not start a W when a gradient already on its way would arrive before the W ends: the I
+  /// waits for nothing then, and upstream stages get their gradient earlier.
+  bool wait_for_gradient = false;
 };
 
-/// The compute-action order (F, I, W) of every live worker, sorted by (dp, stage). Needs
-/// interleave 1 and a route for every micro-batch whose owner's worker has failed.
-[[nodiscard]] std::vector<WorkerSchedule> list_schedule(const ListScheduleInput& input);
+struct ListScheduleResult {
+  std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions, sorted by (dp, stage)
+  Nanos makespan = 0;                   ///< of one iteration, with the input's costs, free communication
+};
+
+/// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. The
+/// makespan equals compute_timeline()'s for the returned lists: each action starts as early as its
+/// worker's order allows.
+[[nodiscard]] ListScheduleResult list_schedule(const ListScheduleInput& input);
+
+/// The same memory limit on every stage.
+[[nodiscard]] std::vector<std::int32_t> uniform_limit(const Layout& layout, std::int32_t limit);
+/// 1F1B's own limit: stage s holds at most pp - s micro-batches.
+[[nodiscard]] std::vector<std::int32_t> one_f_one_b_limit(const Layout& layout);
 
 }  // namespace recycle::planner

@@ -5,7 +5,9 @@
 
 #include "core/error.hpp"
 #include "planner/failures.hpp"
+#include "planner/generators.hpp"
 #include "planner/list_scheduler.hpp"
+#include "planner/timing.hpp"
 
 namespace recycle::planner {
 
@@ -77,15 +79,75 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
 
 RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (auto no = infeasible(options.layout, options.failed)) return *no;
-  const CanonicalFailures canonical = canonicalize(options.failed, options.layout);
-  const Schedule skel = skeleton(options.layout, canonical.failed, "recycle");
-  const Costs costs = options.costs.virtual_stages.empty()
-                          ? Costs::uniform(options.layout.virtual_stages(), {1, 1, 1})
-                          : options.costs;
-  const ListScheduleInput input{&skel, &costs, options.memory_limit.value_or(options.layout.pp),
-                                options.defer_rerouted_w};
+  const Layout& layout = options.layout;
+  const CanonicalFailures canonical = canonicalize(options.failed, layout);
+  const Costs costs = options.costs.virtual_stages.empty() ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
+                                                           : options.costs;
+  const std::int32_t limit = options.memory_limit.value_or(layout.pp);
+  // Without failures every pipeline runs the same lists: plan one and copy it.
+  const bool fault_free = canonical.failed.empty();
+  Schedule skel = skeleton(layout, canonical.failed, "recycle");
+  if (fault_free) skel.layout.dp = 1;
+
+  // Candidates, the shortest iteration wins (ties: the first): list scheduling with and without
+  // waiting for gradients on their way, and 1F1B's order with split backward (the naive plan with
+  // I and W apart, within 1F1B's memory), so a plan is never slower than the naive re-route.
+  std::vector<ListScheduleInput> candidates;
+  for (const bool wait : {false, true}) {
+    candidates.push_back({&skel, &costs, uniform_limit(skel.layout, limit), options.defer_rerouted_w, false, wait});
+  }
+  std::vector<std::int32_t> one_f_one_b = one_f_one_b_limit(skel.layout);
+  for (auto& l : one_f_one_b) l = std::min(l, limit);
+  candidates.push_back({&skel, &costs, one_f_one_b, false, false, false});
+  ListScheduleResult best;
+  bool have = false;
+  for (const ListScheduleInput& input : candidates) {
+    ListScheduleResult r = list_schedule(input);
+    if (!have || r.makespan < best.makespan) best = std::move(r);
+    have = true;
+  }
+  if (fault_free) {
+    // The fault-free orders compete too: 1F1B with its B split into I then W (never slower than
+    // 1F1B itself: each gradient leaves before its W), and ZB-H1 when it fits the memory.
+    // Both hold up to min(pp, m) micro-batches, on stage 0.
+    const bool fits = std::min(layout.pp, layout.microbatches) <= limit;
+    std::vector<Schedule> orders(fits ? 1 : 0, skel);
+    for (std::int32_t s = 0; s < layout.pp && fits; ++s) {
+      std::vector<Action> split;
+      for (const Action& a : one_f_one_b_order(skel.layout, s)) {
+        if (a.type != ActionType::kBackward) {
+          split.push_back(a);
+          continue;
+        }
+        split.push_back({ActionType::kBackwardInput, a.virtual_stage, a.microbatch, a.owner});
+        split.push_back({ActionType::kBackwardWeight, a.virtual_stage, a.microbatch, a.owner});
+      }
+      orders[0].workers.push_back({{0, s}, std::move(split)});
+    }
+    if (fits) {
+      orders.push_back(skel);
+      for (std::int32_t s = 0; s < layout.pp; ++s) orders[1].workers.push_back({{0, s}, zb_h1_order(skel.layout, s)});
+    }
+    for (Schedule& order : orders) {
+      const auto timeline = compute_timeline(order, costs);
+      RECYCLE_ASSERT(timeline.has_value(), "a fault-free order deadlocked");
+      if (timeline->makespan < best.makespan) best = {std::move(order.workers), timeline->makespan};
+    }
+  }
   Schedule planned = skel;
-  planned.workers = list_schedule(input);
+  planned.workers = std::move(best.workers);
+  if (fault_free) {
+    planned.layout = layout;
+    const std::vector<WorkerSchedule> pipeline = std::move(planned.workers);
+    planned.workers.clear();
+    for (std::int32_t d = 0; d < layout.dp; ++d) {
+      for (WorkerSchedule w : pipeline) {
+        w.id.dp = d;
+        for (Action& a : w.actions) a.owner = d;
+        planned.workers.push_back(std::move(w));
+      }
+    }
+  }
   RecyclePlan plan;
   plan.feasible = true;
   plan.schedule = relabel(planned, canonical.to_original);
@@ -93,41 +155,16 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
 }
 
 RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed) {
+  // Plain 1F1B on every worker, re-routed micro-batches included: fused B before F, F while the
+  // stage holds fewer than its 1F1B share (pp - s), nothing deferred.
   if (auto no = infeasible(layout, failed)) return *no;
-  Schedule schedule = skeleton(layout, failed, "1f1b");
-  const RouteTable routes(schedule);
-  std::vector<std::vector<Action>> tasks(static_cast<std::size_t>(layout.workers()));
-  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-    for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
-      for (std::int32_t s = 0; s < layout.pp; ++s) {
-        tasks[flat(layout, routes.dp_of(owner, s, mb), s)].push_back({ActionType::kForward, s, mb, owner});
-      }
-    }
-  }
-  for (std::int32_t d = 0; d < layout.dp; ++d) {
-    for (std::int32_t s = 0; s < layout.pp; ++s) {
-      if (std::binary_search(schedule.failed.begin(), schedule.failed.end(), WorkerId{d, s})) continue;
-      const auto& mine = tasks[flat(layout, d, s)];
-      const auto n = static_cast<std::int32_t>(mine.size());
-      const std::int32_t warmup = std::min(layout.pp - s - 1, n);
-      const auto backward = [&](std::int32_t k) {
-        Action a = mine[static_cast<std::size_t>(k)];
-        a.type = ActionType::kBackward;
-        return a;
-      };
-      WorkerSchedule worker{{d, s}, {}};
-      for (std::int32_t k = 0; k < warmup; ++k) worker.actions.push_back(mine[static_cast<std::size_t>(k)]);
-      for (std::int32_t k = 0; k < n - warmup; ++k) {
-        worker.actions.push_back(mine[static_cast<std::size_t>(warmup + k)]);
-        worker.actions.push_back(backward(k));
-      }
-      for (std::int32_t k = n - warmup; k < n; ++k) worker.actions.push_back(backward(k));
-      schedule.workers.push_back(std::move(worker));
-    }
-  }
+  const Schedule skel = skeleton(layout, failed, "1f1b");
+  const Costs costs = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
+  const ListScheduleInput input{&skel, &costs, one_f_one_b_limit(layout), false, true, false};
   RecyclePlan plan;
   plan.feasible = true;
-  plan.schedule = std::move(schedule);
+  plan.schedule = skel;
+  plan.schedule.workers = list_schedule(input).workers;
   return plan;
 }
 

@@ -47,7 +47,8 @@ struct RecyclePlan {
 [[nodiscard]] RecyclePlan plan_recycle(const RecycleOptions& options);
 
 /// The naive baseline: the same routes, each worker running its own and re-routed micro-batches
-/// in plain 1F1B order (sorted by micro-batch, then owner; fused B; no deferral).
+/// in plain 1F1B order (fused B first, then F while the stage holds fewer than pp - s micro-batches;
+/// no deferral, no stagger).
 [[nodiscard]] RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed);
 
 }  // namespace recycle::planner

@@ -26,12 +26,14 @@ std::string describe(const std::vector<Violation>& violations) {
   return out;
 }
 
-RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed, std::optional<std::int32_t> limit = {}) {
+RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed, std::optional<std::int32_t> limit = {},
+                 StageCost cost = {1, 1, 1}) {
   std::sort(failed.begin(), failed.end());
   RecycleOptions options;
   options.layout = layout;
   options.failed = failed;
   options.memory_limit = limit;
+  options.costs = Costs::uniform(layout.virtual_stages(), cost);
   return plan_recycle(options);
 }
 
@@ -193,7 +195,7 @@ TEST_CASE("without failures ReCycle is never slower than fault-free 1F1B (unifor
         CAPTURE(pp);
         CAPTURE(m);
         const Nanos one_f_one_b = (m + pp - 1) * (cost.forward + cost.backward_input + cost.backward_weight);
-        CHECK(makespan(plan({2, pp, m, 1}, {}).schedule, cost) <= one_f_one_b);
+        CHECK(makespan(plan({2, pp, m, 1}, {}, {}, cost).schedule, cost) <= one_f_one_b);
       }
     }
   }

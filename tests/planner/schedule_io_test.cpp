@@ -290,7 +290,7 @@ TEST_CASE("schedule JSON: every malformed input is an InputError naming the file
       json_error(file(R"({"dp": 2, "pp": 2, "microbatches": 4, "interleave": 65})", worker)),
       "s.json: layout.interleave: expected an integer in [1, 64]"));
   CHECK(json_error(file(R"({"dp": 2, "pp": 2, "microbatches": 18446744073709551615})", worker)) ==
-        "s.json: layout.microbatches: expected an integer in [1, 65536]");
+        "s.json: layout.microbatches: expected an integer in [1, 65536], got 18446744073709551615");
   CHECK(starts_with(json_error(file(layout, R"([{"dp": 0, "stage": 2, "actions": []}])")),
                     "s.json: workers[0].stage: expected an integer in [0, 1]"));
   CHECK(json_error(file(layout, R"([{"dp": -1, "stage": 0, "actions": []}])")) ==

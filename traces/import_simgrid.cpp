@@ -98,22 +98,24 @@ struct StateChange {
 void unroll(const Pattern& pattern, NodeId node, std::size_t profile, Nanos horizon,
             std::vector<StateChange>& out) {
   bool on = true;
-  const Nanos period =
-      pattern.points.empty() ? 0 : pattern.points.back().date + *pattern.loop_delay;
+  const Nanos period = pattern.loop_delay && !pattern.points.empty()
+                           ? pattern.points.back().date + *pattern.loop_delay
+                           : 0;
   for (Nanos offset = 0;; offset += period) {
     for (const DatedState& point : pattern.points) {
       const Nanos time = offset + point.date;
       if (offset > 0 && time > horizon) return;
-      if (point.on != on)
+      if (point.on != on) {
         out.push_back(
             {time, node, point.on ? EventKind::kUp : EventKind::kDown, profile, point.line});
+      }
       on = point.on;
       if (static_cast<std::int64_t>(out.size()) > kMaxEvents) {
         throw InputError("--days", "unrolling the profiles makes more than " +
                                        std::to_string(kMaxEvents) + " events");
       }
     }
-    if (!pattern.loop_delay || period == 0) return;
+    if (period == 0) return;  // not looping
   }
 }
 
@@ -128,8 +130,9 @@ LoadedTrace parse_simgrid(const std::vector<SimGridProfile>& profiles,
     const SimGridProfile& profile = profiles[i];
     const Pattern pattern = read_pattern(profile);
     const NodeId node = builder.named_node(profile.node);
-    if (node != i)
+    if (node != i) {
       throw InputError(profile.source, "a second profile for node '" + profile.node + "'");
+    }
     if (pattern.loop_delay && options.duration < 0) {
       throw InputError(profile.source + ":" + std::to_string(pattern.loop_line),
                        "the profile loops: give --days to say how long to unroll it");

@@ -94,8 +94,9 @@ void count_down_nodes(const Trace& trace, TraceStats& s) {
   for (std::size_t i = 0; i < events.size();) {
     const Nanos now = events[i].time;
     node_nanos += static_cast<double>(down) * static_cast<double>(now - previous);
-    for (; i < events.size() && events[i].time == now; ++i)
+    for (; i < events.size() && events[i].time == now; ++i) {
       down += events[i].kind == EventKind::kDown ? 1 : -1;
+    }
     if (down > s.peak_down) {
       s.peak_down = down;
       s.peak_down_at = now;

@@ -93,17 +93,19 @@ void TraceBuilder::add(Nanos time, NodeId node, EventKind kind, CauseId cause,
   if (time < 0 || time > kMaxTime) {
     fail(source, line, "time " + format_seconds(time) + " s is outside [0, 1e9] s");
   }
-  if (!trace_.events_.empty() && time < trace_.events_.back().time) {
+  if (time < last_time_) {
     fail(source, line,
-         "time goes backwards: " + format_seconds(time) + " s after " +
-             format_seconds(trace_.events_.back().time) + " s (events must be sorted by time)");
+         "time goes backwards: " + format_seconds(time) + " s after " + format_seconds(last_time_) +
+             " s (events must be sorted by time)");
   }
+  last_time_ = time;  // also for events a lenient read drops
   if (node >= down_since_.size()) down_since_.resize(node + 1, -1);
   Nanos& down_since = down_since_[node];
   if (kind == EventKind::kUp && down_since < 0) {
-    if (!lenient_)
+    if (!lenient_) {
       fail(source, line,
            describe(node) + " comes up but is not down (use --lenient to drop such events)");
+    }
     ++repairs_.up_without_down;
     return;
   }

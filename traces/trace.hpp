@@ -173,6 +173,7 @@ class TraceBuilder {
   Repairs repairs_;
   std::unordered_map<std::string, NodeId> node_ids_;
   std::unordered_map<std::string, CauseId> cause_ids_;
+  Nanos last_time_ = 0;            ///< of the last event added, kept or dropped
   std::vector<Nanos> down_since_;  ///< per node: time it went down, or -1 while it is up
   std::int64_t declared_nodes_ = 0;
   std::string nodes_where_;

@@ -81,6 +81,8 @@ TEST_CASE("lenient, the builder drops what breaks the alternation and counts it"
   builder.add(3 * kSecond, 0, kDown, 0, "t", 3);  // dropped: already down
   builder.add(4 * kSecond, 0, kUp, 0, "t", 4);    // kept
   builder.add(5 * kSecond, 0, kUp, 0, "t", 5);    // dropped: not down
+  // A dropped event still counts for the order of times.
+  CHECK_THROWS_AS(builder.add(4 * kSecond, 1, kDown, 0, "t", 6), InputError);
   const LoadedTrace loaded = std::move(builder).finish();
   CHECK(loaded.trace.events().size() == 2);
   CHECK(loaded.repairs.up_without_down == 2);

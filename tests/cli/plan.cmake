@@ -1,8 +1,6 @@
 # recycle plan. Expected numbers are worked out by hand from the schedule formulas:
 #   1F1B and GPipe, uniform F = I = W = 1 s: makespan (m + p - 1)(F + I + W)
 #   ZB-H1 (Zero Bubble paper, m >= p): m(F + I + W) + (p - 1)(F + I - W)
-set(P $<TARGET_FILE:recycle>)
-
 cli_test("plan 1f1b pp4 m8 text" 0 "1f1b: dp 1 x pp 4, 8 micro-batches, makespan 33 s"
   plan --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1)
 cli_test("plan zb-h1 pp4 m8 text" 0 "zb-h1: dp 1 x pp 4, 8 micro-batches, makespan 27 s"
@@ -31,10 +29,10 @@ cli_test("plan csv 1f1b pp2" 0 "^0F0,0F1,,0B0,,0B1 ## ,1F0,1B0,1F1,1B1 ## $"
   plan --schedule 1f1b --pp 2 --microbatches 2 --format csv)
 cli_test("plan csv-comms 1f1b pp2" 0 "0F0,0SEND_F0"
   plan --schedule 1f1b --pp 2 --microbatches 2 --format csv-comms)
-cli_test("plan -o writes a file that --check accepts" 0 "valid"
-  sh -c "${P} plan --schedule zb-h1 --pp 4 --microbatches 8 --dp 2 --format json --comms -o ${OUT}/zb.json && ${P} plan --check ${OUT}/zb.json")
-cli_test("plan csv written then checked" 0 "valid"
-  sh -c "${P} plan --schedule 1f1b --pp 3 --microbatches 5 --format csv -o ${OUT}/s.csv && ${P} plan --check ${OUT}/s.csv")
+cli_shell_test("plan -o writes a file that --check accepts" 0 "valid"
+  "${P} plan --schedule zb-h1 --pp 4 --microbatches 8 --dp 2 --format json --comms -o ${OUT}/zb.json && ${P} plan --check ${OUT}/zb.json")
+cli_shell_test("plan csv written then checked" 0 "valid"
+  "${P} plan --schedule 1f1b --pp 3 --microbatches 5 --format csv -o ${OUT}/s.csv && ${P} plan --check ${OUT}/s.csv")
 cli_test("plan --help has an example" 0 "Examples:.*recycle plan --schedule"
   plan --help)
 
@@ -74,3 +72,18 @@ cli_test("check and schedule together" 2 "--check" plan --check ${DATA}/valid_pp
 cli_test("check missing file" 2 "nope.json: no such file" plan --check nope.json)
 cli_test("check truncated json" 2 "truncated.json:[0-9]+:[0-9]+: malformed JSON" plan --check ${DATA}/truncated.json)
 cli_test("check binary garbage" 2 "garbage.bin: binary content" plan --check ${DATA}/garbage.bin)
+
+# ReCycle plans. Fault-free 1F1B at pp 8, m 8 with F = I = W = 1 s: (8 + 8 - 1) x 3 = 45 s.
+cli_test("plan recycle one failure" 0 "recycle: dp 8 x pp 8, 8 micro-batches, makespan [0-9]+ s"
+  plan --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2)
+cli_shell_test("plan recycle json validates" 0 "valid: recycle schedule"
+  "${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 0:1,2:3 --format json --comms -o ${OUT}/rc.json && ${P} plan --check ${OUT}/rc.json")
+cli_shell_test("plan recycle routes in json" 0 "\"routes\": \\[.*\"owner\": 0, \"stage\": 1"
+  "${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 2 --fail 0:1 --format json")
+cli_test("plan naive re-route" 0 "1f1b: dp 4 x pp 4" plan --schedule 1f1b --pp 4 --dp 4 --microbatches 8 --fail 1:1)
+cli_test("plan recycle infeasible" 1 "infeasible: stage 2 has no live worker"
+  plan --schedule recycle --pp 4 --dp 2 --microbatches 8 --fail 0:2,1:2)
+cli_test("fail out of range" 2 "--fail: worker 4:0 is outside the layout" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 4:0)
+cli_test("fail duplicate" 2 "--fail: worker 1:1 is listed twice" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 1:1,1:1)
+cli_test("fail syntax" 2 "--fail: expected DP:STAGE" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 1-1)
+cli_test("fail with zb-h1" 2 "--fail: only recycle" plan --schedule zb-h1 --pp 4 --dp 4 --microbatches 8 --fail 1:1)

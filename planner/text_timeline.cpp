@@ -62,7 +62,7 @@ std::string render_text_timeline(const Schedule& schedule, const Timeline& timel
   const std::size_t tick_every = 10;
   std::string axis_labels;
   for (std::size_t c = 0; c < width; c += tick_every) {
-    const std::string tick = fmt::format("{:g}", static_cast<double>(c) / columns_per_ns / 1e9);
+    const std::string tick = fmt::format("{:.3g}", static_cast<double>(c) / columns_per_ns / 1e9);
     if (axis_labels.size() <= c) {
       axis_labels.resize(c, ' ');
       axis_labels += tick;

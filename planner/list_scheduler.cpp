@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <optional>
 #include <queue>
 #include <tuple>
 
@@ -31,19 +32,90 @@ struct WorkerState {
   Nanos free_at = 0;
   std::int32_t held = 0;
   std::int64_t remaining = 0;  ///< actions still to place
-  std::uint64_t version = 0;
   ReadyHeap forward, input;
   std::deque<Ready> own_weight, rerouted_weight;
 };
 
+/// What a worker would run next: ordered by start, then priority, then worker index.
 struct Candidate {
   Nanos start = 0;
   std::int32_t priority = 0;
   std::int32_t worker = 0;
-  std::uint64_t version = 0;
+  /// start and priority in one integer (priority < 4), so a comparison is two integer compares.
+  [[nodiscard]] std::int64_t key() const noexcept { return start * 4 + priority; }
   friend bool operator>(const Candidate& a, const Candidate& b) {
-    return std::tie(a.start, a.priority, a.worker) > std::tie(b.start, b.priority, b.worker);
+    const std::int64_t ka = a.key(), kb = b.key();
+    return ka != kb ? ka > kb : a.worker > b.worker;
   }
+};
+
+/// A binary min-heap holding at most one candidate per worker, updated in place: the heap stays as
+/// small as the number of workers (a lazy heap of stale entries grows with the number of actions).
+class CandidateHeap {
+ public:
+  explicit CandidateHeap(std::size_t workers) : position_(workers, kAbsent) {}
+
+  [[nodiscard]] bool empty() const noexcept { return heap_.empty(); }
+  [[nodiscard]] const Candidate& top() const noexcept { return heap_.front(); }
+
+  /// Inserts, replaces or (with nullopt) removes the worker's candidate.
+  void set(std::int32_t worker, const std::optional<Candidate>& c) {
+    const std::size_t w = static_cast<std::size_t>(worker);
+    if (position_[w] == kAbsent) {
+      if (!c) return;
+      position_[w] = heap_.size();
+      heap_.push_back(*c);
+      up(heap_.size() - 1);
+      return;
+    }
+    const std::size_t i = position_[w];
+    if (!c) {
+      swap_nodes(i, heap_.size() - 1);
+      heap_.pop_back();
+      position_[w] = kAbsent;
+      if (i < heap_.size()) {
+        up(i);
+        down(i);
+      }
+      return;
+    }
+    heap_[i] = *c;
+    up(i);
+    down(i);
+  }
+
+ private:
+  static constexpr std::size_t kAbsent = static_cast<std::size_t>(-1);
+
+  void swap_nodes(std::size_t a, std::size_t b) {
+    std::swap(heap_[a], heap_[b]);
+    position_[static_cast<std::size_t>(heap_[a].worker)] = a;
+    position_[static_cast<std::size_t>(heap_[b].worker)] = b;
+  }
+  // A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
+  static constexpr std::size_t kArity = 4;
+  void up(std::size_t i) {
+    while (i > 0 && heap_[(i - 1) / kArity] > heap_[i]) {
+      swap_nodes(i, (i - 1) / kArity);
+      i = (i - 1) / kArity;
+    }
+  }
+  void down(std::size_t i) {
+    while (true) {
+      std::size_t smallest = i;
+      const std::size_t first = kArity * i + 1;
+      const std::size_t last = std::min(first + kArity, heap_.size());
+      for (std::size_t child = first; child < last; ++child) {
+        if (heap_[smallest] > heap_[child]) smallest = child;
+      }
+      if (smallest == i) return;
+      swap_nodes(i, smallest);
+      i = smallest;
+    }
+  }
+
+  std::vector<Candidate> heap_;
+  std::vector<std::size_t> position_;
 };
 
 class Scheduler {
@@ -66,6 +138,7 @@ class Scheduler {
       }
     }
     orders_.resize(workers_.size());
+    heap_ = CandidateHeap(workers_.size());
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
       for (std::int32_t s = 0; s < layout_.pp; ++s) {
         for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
@@ -80,12 +153,7 @@ class Scheduler {
 
   ListScheduleResult run() {
     for (std::size_t w = 0; w < workers_.size(); ++w) refresh(static_cast<std::int32_t>(w));
-    while (!heap_.empty()) {
-      const Candidate c = heap_.top();
-      heap_.pop();
-      if (c.version != workers_[static_cast<std::size_t>(c.worker)].version) continue;
-      execute(c);
-    }
+    while (!heap_.empty()) execute(heap_.top());
     ListScheduleResult out;
     out.makespan = makespan_;
     out.workers.reserve(workers_.size());
@@ -109,15 +177,14 @@ class Scheduler {
     return index_[flat({routes_.dp_of(owner, stage, mb), stage})];
   }
 
-  /// Recomputes the worker's best candidate and pushes it (older entries become stale).
+  /// Recomputes the worker's best candidate.
   void refresh(std::int32_t w) {
     WorkerState& x = workers_[static_cast<std::size_t>(w)];
-    ++x.version;
     bool found = false;
     Candidate best{};
     const auto consider = [&](Nanos start, std::int32_t priority) {
-      const Candidate c{std::max(x.free_at, start), priority, w, x.version};
-      if (!found || std::tie(c.start, c.priority) < std::tie(best.start, best.priority)) best = c;
+      const Candidate c{std::max(x.free_at, start), priority, w};
+      if (!found || c.key() < best.key()) best = c;
       found = true;
     };
     const std::int32_t limit = in_.memory_limit[static_cast<std::size_t>(x.id.stage)];
@@ -129,14 +196,15 @@ class Scheduler {
       if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
       if (!x.rerouted_weight.empty()) consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
     }
-    if (found) heap_.push(best);
+    heap_.set(w, found ? std::optional<Candidate>(best) : std::nullopt);
   }
 
   Nanos weight_cost(std::int32_t stage) const {
     return in_.costs->duration(Action{ActionType::kBackwardWeight, stage, 0, 0});
   }
 
-  void execute(const Candidate& c) {
+  void execute(const Candidate candidate) {
+    const Candidate& c = candidate;  // a copy: refresh() below overwrites the heap's top
     WorkerState& x = workers_[static_cast<std::size_t>(c.worker)];
     const std::int32_t s = x.id.stage;
     Ready r{};
@@ -201,7 +269,7 @@ class Scheduler {
   std::vector<WorkerState> workers_;
   std::vector<std::vector<Action>> orders_;
   Nanos makespan_ = 0;
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<>> heap_;
+  CandidateHeap heap_{0};
 };
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "planner/recycle_planner.hpp"
 
 #include <algorithm>
+#include <future>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -89,22 +90,25 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   Schedule skel = skeleton(layout, canonical.failed, "recycle");
   if (fault_free) skel.layout.dp = 1;
 
-  // Candidates, the shortest iteration wins (ties: the first): list scheduling with and without
-  // waiting for gradients on their way, and 1F1B's order with split backward (the naive plan with
-  // I and W apart, within 1F1B's memory), so a plan is never slower than the naive re-route.
+  // Candidates, the shortest iteration wins (ties: the first): list scheduling with the memory
+  // limit on every stage, and with 1F1B's per-stage share (pp - s) and two more, each capped by
+  // the limit. The uniform limit is best on average; the tighter ones win where holding fewer
+  // micro-batches lets gradients overtake forwards. They run on their own threads.
   std::vector<ListScheduleInput> candidates;
-  for (const bool wait : {false, true}) {
-    candidates.push_back({&skel, &costs, uniform_limit(skel.layout, limit), options.defer_rerouted_w, false, wait});
+  candidates.push_back({&skel, &costs, uniform_limit(skel.layout, limit), options.defer_rerouted_w, false, false});
+  for (const std::int32_t extra : {0, 2}) {
+    std::vector<std::int32_t> share = one_f_one_b_limit(skel.layout);
+    for (auto& l : share) l = std::min(l + extra, limit);
+    candidates.push_back({&skel, &costs, std::move(share), options.defer_rerouted_w, false, false});
   }
-  std::vector<std::int32_t> one_f_one_b = one_f_one_b_limit(skel.layout);
-  for (auto& l : one_f_one_b) l = std::min(l, limit);
-  candidates.push_back({&skel, &costs, one_f_one_b, false, false, false});
-  ListScheduleResult best;
-  bool have = false;
+  std::vector<std::future<ListScheduleResult>> runs;
   for (const ListScheduleInput& input : candidates) {
-    ListScheduleResult r = list_schedule(input);
-    if (!have || r.makespan < best.makespan) best = std::move(r);
-    have = true;
+    runs.push_back(std::async(std::launch::async, [&input] { return list_schedule(input); }));
+  }
+  ListScheduleResult best = runs[0].get();
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    ListScheduleResult r = runs[i].get();
+    if (r.makespan < best.makespan) best = std::move(r);
   }
   if (fault_free) {
     // The fault-free orders compete too: 1F1B with its B split into I then W (never slower than

@@ -4,6 +4,7 @@
 
 #include "planner/generators.hpp"
 #include "planner/lower.hpp"
+#include "planner/recycle_planner.hpp"
 
 namespace {
 
@@ -32,5 +33,26 @@ void BM_Lower(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(lower(schedule));
 }
 BENCHMARK(BM_Lower)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+namespace {
+
+// DESIGN.md target: a ReCycle plan for PP 16 x DP 128, 64 micro-batches, 8 failures spread over
+// stages, in under 100 ms.
+void BM_PlanRecycle8Failures(benchmark::State& state) {
+  recycle::planner::RecycleOptions options;
+  options.layout = Layout{128, 16, 64, 1};
+  options.failed = {{3, 0}, {17, 2}, {29, 5}, {40, 7}, {58, 9}, {77, 11}, {96, 13}, {120, 15}};
+  for (auto _ : state) benchmark::DoNotOptimize(recycle::planner::plan_recycle(options));
+}
+BENCHMARK(BM_PlanRecycle8Failures)->Unit(benchmark::kMillisecond);
+
+void BM_PlanRecycleFaultFree(benchmark::State& state) {
+  recycle::planner::RecycleOptions options;
+  options.layout = Layout{128, 16, 64, 1};
+  for (auto _ : state) benchmark::DoNotOptimize(recycle::planner::plan_recycle(options));
+}
+BENCHMARK(BM_PlanRecycleFaultFree)->Unit(benchmark::kMillisecond);
 
 }  // namespace

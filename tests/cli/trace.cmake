@@ -110,3 +110,9 @@ if(EXISTS ${RAW}/bamboo-spot/p3-trace.csv)
   cli_test("trace convert bamboo p3" 0 "wrote .*: 340 events on 32 nodes"
     trace convert --from bamboo ${RAW}/bamboo-spot/p3-trace.csv -o ${OUT}/trace-convert-bamboo-p3.csv)
 endif()
+
+# Same seed, same file; and reading a trace and writing it again gives the same bytes.
+cli_shell_test("trace gen is reproducible byte for byte" 0 "^same ## $"
+  "${P} -q trace gen --preset cloud-bad --seed 7 -o ${OUT}/trace-det-a.csv && ${P} -q trace gen --preset cloud-bad --seed 7 -o ${OUT}/trace-det-b.csv && cmp ${OUT}/trace-det-a.csv ${OUT}/trace-det-b.csv && echo same")
+cli_shell_test("trace convert round-trips a shipped trace" 0 "^same ## $"
+  "${P} -q trace convert ${PROJECT_SOURCE_DIR}/traces/data/llama3-like.csv -o ${OUT}/trace-round-trip.csv && cmp ${PROJECT_SOURCE_DIR}/traces/data/llama3-like.csv ${OUT}/trace-round-trip.csv && echo same")

@@ -1,5 +1,6 @@
 #include "core/file_io.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -21,8 +22,9 @@ std::string read_text_file(const std::string& path) {
   buffer << in.rdbuf();
   if (in.bad()) throw InputError(path, "read error");
   std::string content = std::move(buffer).str();
-  if (content.find('\0') != std::string::npos) {
-    throw InputError(path, "binary content (NUL byte), expected a text file");
+  if (const auto nul = content.find('\0'); nul != std::string::npos) {
+    const auto line = 1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    throw InputError(path + ":" + std::to_string(line), "binary content (NUL byte), expected a text file");
   }
   return content;
 }

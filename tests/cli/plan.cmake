@@ -71,7 +71,7 @@ cli_test("output directory missing" 2 "cannot open for writing"
 cli_test("check and schedule together" 2 "--check" plan --check ${DATA}/valid_pp2.json --schedule 1f1b)
 cli_test("check missing file" 2 "nope.json: no such file" plan --check nope.json)
 cli_test("check truncated json" 2 "truncated.json:[0-9]+:[0-9]+: malformed JSON" plan --check ${DATA}/truncated.json)
-cli_test("check binary garbage" 2 "garbage.bin: binary content" plan --check ${DATA}/garbage.bin)
+cli_test("check binary garbage" 2 "garbage.bin:1: binary content" plan --check ${DATA}/garbage.bin)
 
 # ReCycle plans. Fault-free 1F1B at pp 8, m 8 with F = I = W = 1 s: (8 + 8 - 1) x 3 = 45 s.
 cli_test("plan recycle one failure" 0 "recycle: dp 8 x pp 8, 8 micro-batches, makespan [0-9]+ s"

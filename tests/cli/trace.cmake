@@ -53,7 +53,7 @@ foreach(case
   cli_test("trace convert refuses ${file}" 2 "^error: .*/${case}" NO_FILE ${OUT}/trace-convert-refuses-${file}.out
     trace convert ${TD}/${file} -o ${OUT}/trace-convert-refuses-${file}.out)
 endforeach()
-cli_test("trace convert refuses a NUL byte" 2 "^error: .*/nul.bin: binary content [(]NUL byte[)]" NO_FILE ${OUT}/trace-convert-refuses-a-nul-byte.csv
+cli_test("trace convert refuses a NUL byte" 2 "^error: .*/nul.bin:2: binary content [(]NUL byte[)]" NO_FILE ${OUT}/trace-convert-refuses-a-nul-byte.csv
   trace convert ${TD}/nul.bin -o ${OUT}/trace-convert-refuses-a-nul-byte.csv)
 cli_test("trace convert missing file" 2 "^error: .*/nope.csv: no such file" NO_FILE ${OUT}/trace-convert-missing-file.csv
   trace convert ${TD}/nope.csv -o ${OUT}/trace-convert-missing-file.csv)

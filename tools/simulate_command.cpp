@@ -152,9 +152,9 @@ Command add_simulate_command(CLI::App& app) {
   file->excludes(schedule);
   for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave"})
     file->excludes(sub->get_option(flag));
-  sub->add_option("--memory-limit", o->memory_limit,
-                  "zb-h2: most micro-batches of activations a worker may hold")
-      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  file->excludes(sub->add_option("--memory-limit", o->memory_limit,
+                                 "zb-h2: most micro-batches of activations a worker may hold")
+                     ->check(CLI::Range(1, planner::kMaxMicrobatches)));
   sub->add_option("--fail", o->fail,
                   "Failed workers (not supported here yet: simulate a plan file instead)");
   sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")

@@ -100,3 +100,5 @@ cli_test("simulate micro-batch size 0" 2 "--microbatch-size"
   simulate --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1 --microbatch-size 0)
 cli_test("simulate svg into a missing directory" 2 "--svg: .*cannot open for writing" NO_FILE ${OUT}/sim_bad.json
   simulate --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1 --chrome-trace ${OUT}/sim_bad.json --svg /nonexistent-recycle-dir/x.svg)
+cli_test("simulate schedule file with --memory-limit" 2 "excludes"
+  simulate --schedule-file ${DATA}/valid_pp2.json --memory-limit 2 --costs 1,1,1)

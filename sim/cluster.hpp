@@ -37,7 +37,8 @@ class Cluster {
  public:
   /// A network that moves any number of bytes in no time.
   Cluster() = default;
-  /// Workers of `layout` placed on the nodes of `hardware`, `tensor_parallel` GPUs each.
+  /// Workers of a `pp`-stage layout placed on the nodes of `hardware`, `tensor_parallel` GPUs
+  /// each, by global rank dp * pp + stage.
   Cluster(const profiles::HardwareSpec& hardware, std::int32_t tensor_parallel, std::int32_t pp);
 
   [[nodiscard]] bool free() const noexcept { return free_; }

@@ -30,7 +30,7 @@ class EventQueue {
   EventId push(Nanos time, std::uint32_t kind, std::int32_t subject);
 
   /// Marks a pending event dead; it will never be popped. Cancelling twice, or cancelling an
-  /// event already popped, is a no-op.
+  /// event already popped, changes nothing (the latter keeps a set entry until the queue dies).
   void cancel(EventId id);
 
   /// The earliest live event, removed from the queue; nullopt when none is left.

@@ -3,12 +3,7 @@
 #   1F1B and GPipe: (m + p - 1)(F + I + W)          pp 4, m 8, 1 s each: 11 * 3 = 33 s
 #   ZB-H1 (m >= p): m(F + I + W) + (p - 1)(F + I - W)    pp 4, m 8, 1 s each: 24 + 3 = 27 s
 #   bubble fraction of 1F1B: (p - 1) / (m + p - 1) = 3 / 11 = 0.2727
-set(P $<TARGET_FILE:recycle>)
 set(SIM_DATA ${PROJECT_SOURCE_DIR}/tests/sim/data)
-# A case that needs a shell (several commands, a check of a written file): SCRIPT runs under sh -c.
-function(sim_shell_test name code regex script)
-  add_test(NAME "cli: ${name}" COMMAND ${EXPECT} ${code} ${regex} -- sh -c "${script}")
-endfunction()
 
 cli_test("simulate 1f1b pp4 m8" 0 "iteration time +33 s"
   simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1)
@@ -39,17 +34,17 @@ cli_test("simulate staggered optimizer" 0 "staggered optimizer"
   simulate --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1 --staggered-optimizer)
 cli_test("simulate interleaved" 0 "interleave 2"
   simulate --schedule interleaved --pp 2 --microbatches 4 --interleave 2 --costs 1,1,1)
-sim_shell_test("simulate a compute-only schedule file" 0 "iteration time +33 s"
+cli_shell_test("simulate a compute-only schedule file" 0 "iteration time +33 s"
   "${P} plan --schedule 1f1b --pp 4 --microbatches 8 --format json -o ${OUT}/sim_1f1b.json && ${P} simulate --schedule-file ${OUT}/sim_1f1b.json --costs 1,1,1")
-sim_shell_test("simulate a lowered schedule file" 0 "iteration time +27 s"
+cli_shell_test("simulate a lowered schedule file" 0 "iteration time +27 s"
   "${P} plan --schedule zb-h1 --pp 4 --microbatches 8 --dp 2 --format json --comms -o ${OUT}/sim_zb.json && ${P} simulate --schedule-file ${OUT}/sim_zb.json --costs 1,1,1")
-sim_shell_test("simulate a PyTorch csv file" 0 "iteration time +9 s"
+cli_shell_test("simulate a PyTorch csv file" 0 "iteration time +9 s"
   "${P} plan --schedule gpipe --pp 2 --microbatches 2 --format csv -o ${OUT}/sim_gpipe.csv && ${P} simulate --schedule-file ${OUT}/sim_gpipe.csv --costs 1,1,1")
-sim_shell_test("simulate writes a valid Chrome trace" 0 "trace ok"
+cli_shell_test("simulate writes a valid Chrome trace" 0 "trace ok"
   "${P} simulate --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1 --chrome-trace ${OUT}/sim_trace.json -o /dev/null && python3 -c \"import json,sys; e=json.load(open('${OUT}/sim_trace.json'))['traceEvents']; assert {x['ph'] for x in e} == {'X','M'}; assert all(x['dur'] > 0 for x in e if x['ph'] == 'X'); assert any(x['name'] == 'thread_name' for x in e); print('trace ok')\"")
-sim_shell_test("simulate writes an SVG" 0 "^<svg xmlns"
+cli_shell_test("simulate writes an SVG" 0 "^<svg xmlns"
   "${P} simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1 --svg ${OUT}/sim.svg -o /dev/null && head -c 12 ${OUT}/sim.svg")
-sim_shell_test("simulate is deterministic" 0 "identical"
+cli_shell_test("simulate is deterministic" 0 "identical"
   "for r in a b; do ${P} simulate --schedule zb-h1 --pp 4 --dp 2 --microbatches 8 --profile ${SIM_DATA}/four_stages.json --json -o ${OUT}/sim_$r.json --chrome-trace ${OUT}/sim_$r.trace || exit 1; done; cmp ${OUT}/sim_a.json ${OUT}/sim_b.json && cmp ${OUT}/sim_a.trace ${OUT}/sim_b.trace && echo identical")
 cli_test("simulate --help has an example" 0 "Examples:.*recycle simulate --schedule" simulate --help)
 
@@ -74,7 +69,7 @@ cli_test("simulate profile with a negative time" 2 "negative_time.json: stages\\
 cli_test("simulate profile stage count mismatch" 2 "three_stages.json: the profile has 3 stages but the pipeline has 2"
   NO_FILE ${OUT}/sim_bad.json
   simulate --schedule 1f1b --pp 2 --microbatches 2 --profile ${SIM_DATA}/three_stages.json -o ${OUT}/sim_bad.json)
-sim_shell_test("simulate schedule file and profile mismatch" 2 "two_stages.json: the profile has 2 stages but the pipeline has 4"
+cli_shell_test("simulate schedule file and profile mismatch" 2 "two_stages.json: the profile has 2 stages but the pipeline has 4"
   "${P} -q plan --schedule 1f1b --pp 4 --microbatches 8 --format json -o ${OUT}/sim_pp4.json && ${P} simulate --schedule-file ${OUT}/sim_pp4.json --profile ${SIM_DATA}/two_stages.json")
 cli_test("simulate profile missing" 2 "nope.json: no such file"
   simulate --schedule 1f1b --pp 2 --microbatches 2 --profile nope.json)

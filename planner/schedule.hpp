@@ -75,6 +75,9 @@ struct WorkerSchedule {
 struct Schedule {
   std::string generator;  ///< which generator wrote it ("1f1b", "zb-h1", "file", ...)
   Layout layout;
+  /// Each stage steps its optimizer as soon as its own gradients are reduced (ReCycle's staggered
+  /// optimizer) instead of waiting at a global barrier over all stages.
+  bool staggered_optimizer = false;
   std::vector<WorkerId> failed;         ///< sorted
   std::vector<Route> routes;            ///< sorted; empty when nothing is re-routed
   std::vector<WorkerSchedule> workers;  ///< live workers, sorted by (dp, stage)

@@ -263,6 +263,7 @@ std::string to_json(const Schedule& schedule) {
   out += R"(  "layout": {"dp": )" + std::to_string(layout.dp) + R"(, "pp": )" +
          std::to_string(layout.pp) + R"(, "microbatches": )" + std::to_string(layout.microbatches) +
          R"(, "interleave": )" + std::to_string(layout.interleave) + "},\n";
+  out += R"(  "optimizer": ")" + std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
   out += R"(  "failed": )";
   append_array(out, schedule.failed, append_worker_id);
   out += ",\n";
@@ -302,6 +303,13 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
   schedule.generator = view.at("generator").as_string();
   schedule.layout = read_layout(view.at("layout"));
   const Layout& layout = schedule.layout;
+  if (const auto optimizer = view.find("optimizer")) {
+    const std::string mode = optimizer->as_string();
+    if (mode != "barrier" && mode != "staggered") {
+      optimizer->fail("expected \"barrier\" or \"staggered\", got \"" + shown(mode) + "\"");
+    }
+    schedule.staggered_optimizer = mode == "staggered";
+  }
 
   if (const auto failed = view.find("failed")) {
     for (const JsonView& item : failed->items())

@@ -8,7 +8,6 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "planner/generators.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/validator.hpp"
 #include "sim/chrome_trace.hpp"
@@ -18,6 +17,7 @@
 #include "sim/svg_gantt.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/schedule_request.hpp"
 
 namespace recycle::tools {
 
@@ -27,10 +27,8 @@ constexpr std::int32_t kMaxIterations = 1000;
 
 struct SimulateOptions {
   LayoutOptions layout;
-  std::string schedule;
+  ScheduleRequest request;
   std::string schedule_file;
-  std::optional<std::int32_t> memory_limit;
-  std::string fail;
   std::int32_t iterations = 4;
   std::int64_t microbatch_size = 1;
   bool staggered = false;
@@ -62,13 +60,7 @@ planner::Schedule load_checked(const std::string& path) {
 }
 
 int run_simulate(const SimulateOptions& o) {
-  if (!o.fail.empty()) {
-    throw InputError(
-        "--fail",
-        "not supported by simulate yet; write the plan with `recycle plan --fail ... --format "
-        "json -o plan.json` and run `recycle simulate --schedule-file plan.json`");
-  }
-  if (o.schedule.empty() && o.schedule_file.empty()) {
+  if (o.request.name.empty() && o.schedule_file.empty()) {
     throw InputError(
         "--schedule",
         "required: give --schedule NAME with --pp and --microbatches, or --schedule-file FILE");
@@ -89,18 +81,22 @@ int run_simulate(const SimulateOptions& o) {
   planner::Schedule schedule;
   sim::SimOptions options;
   options.iterations = o.iterations;
-  options.staggered_optimizer = o.staggered;
   if (!o.schedule_file.empty()) {
     schedule = load_checked(o.schedule_file);
     options.source = o.schedule_file;
   } else {
-    planner::GeneratorOptions gen;
-    gen.layout = o.layout.layout();
-    gen.costs = o.layout.costs_for(gen.layout);
-    gen.memory_limit = o.memory_limit;
-    schedule = planner::generate_fault_free(o.schedule, gen);
+    const planner::Layout layout = o.layout.layout();
+    std::string why;
+    auto made = o.request.make(layout, o.layout.costs_for(layout), why);
+    if (!made) {
+      std::printf("infeasible: %s\n", why.c_str());
+      return kExitFailed;
+    }
+    schedule = std::move(*made);
     options.source = "--schedule";
   }
+  // The schedule says how its optimizer steps (recycle plans stagger); the flag forces staggering.
+  options.staggered_optimizer = o.staggered || schedule.staggered_optimizer;
   const planner::Layout layout = schedule.layout;
   const auto profile = o.layout.load_profile();
   sim::CostModel model = profile ? sim::CostModel::from_profile(*profile, layout, o.layout.profile)
@@ -141,22 +137,15 @@ Command add_simulate_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("simulate",
                                      "Run a schedule on a model of the cluster: iteration time, "
                                      "throughput, bubbles, critical path");
-  std::string names;
-  for (const auto& n : planner::fault_free_generator_names())
-    names += (names.empty() ? "" : "|") + n;
-  auto* schedule = sub->add_option("--schedule", o->schedule, "Schedule generator: " + names);
+  auto* schedule = o->request.add_to(*sub);
   o->layout.add_to(*sub);
   auto* file = sub->add_option(
       "--schedule-file", o->schedule_file,
       "Schedule file (JSON or PyTorch CSV), compute-only or lowered; its layout is used");
   file->excludes(schedule);
-  for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave"})
+  for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave", "--memory-limit",
+                           "--fail", "--no-stagger"})
     file->excludes(sub->get_option(flag));
-  file->excludes(sub->add_option("--memory-limit", o->memory_limit,
-                                 "zb-h2: most micro-batches of activations a worker may hold")
-                     ->check(CLI::Range(1, planner::kMaxMicrobatches)));
-  sub->add_option("--fail", o->fail,
-                  "Failed workers (not supported here yet: simulate a plan file instead)");
   sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")
       ->check(CLI::Range(1, kMaxIterations));
   sub->add_option("--microbatch-size", o->microbatch_size, "Samples per micro-batch (default 1)")
@@ -175,8 +164,9 @@ Command add_simulate_command(CLI::App& app) {
   sub->footer(examples({
       "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1",
       "recycle simulate --schedule zb-h1 --pp 4 --microbatches 8 --profile profile.json --json",
-      "recycle simulate --schedule-file plan.json --profile profile.json --staggered-optimizer "
-      "--svg plan.svg",
+      "recycle simulate --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2 --costs 1,1,1 "
+      "--svg rc.svg",
+      "recycle simulate --schedule-file plan.json --profile profile.json --svg plan.svg",
       "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,2,1 --chrome-trace "
       "t.json --trace-iteration 4",
   }));

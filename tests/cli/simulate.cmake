@@ -85,8 +85,8 @@ cli_test("simulate deadlocked schedule file" 2 "cycle.json: invalid schedule: .*
   simulate --schedule-file ${DATA}/cycle.json --costs 1,1,1)
 cli_test("simulate truncated schedule file" 2 "truncated.json:[0-9]+:[0-9]+: malformed JSON"
   simulate --schedule-file ${DATA}/truncated.json --costs 1,1,1)
-cli_test("simulate --fail" 2 "--fail: not supported by simulate yet"
-  simulate --schedule 1f1b --pp 4 --dp 2 --microbatches 8 --costs 1,1,1 --fail 0:1)
+cli_test("simulate --fail with zb-h1" 2 "--fail: only recycle"
+  simulate --schedule zb-h1 --pp 4 --dp 2 --microbatches 8 --costs 1,1,1 --fail 0:1)
 cli_test("simulate zero iterations" 2 "--iterations" simulate --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1 --iterations 0)
 cli_test("simulate trace iteration past the last" 2 "--trace-iteration: expected 1 to 4"
   NO_FILE ${OUT}/sim_bad.json

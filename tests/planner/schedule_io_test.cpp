@@ -129,6 +129,7 @@ const std::string kHandBuiltJson = R"({
   "format": "recycle.schedule/1",
   "generator": "hand",
   "layout": {"dp": 2, "pp": 2, "microbatches": 2, "interleave": 1},
+  "optimizer": "barrier",
   "failed": [
     {"dp": 1, "stage": 1}
   ],

@@ -1,0 +1,88 @@
+#include "tools/schedule_request.hpp"
+
+#include "core/error.hpp"
+#include "planner/failures.hpp"
+#include "planner/generators.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/validator.hpp"
+#include "tools/layout_options.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+/// A generated schedule that breaks the user's memory limit is the user's flag's problem.
+void enforce_memory_limit(const planner::Schedule& schedule, std::optional<std::int32_t> limit) {
+  if (!limit) return;
+  const auto peaks = planner::peak_inflight_chunks(schedule);
+  const std::int32_t chunks = schedule.layout.interleave;
+  for (std::size_t w = 0; w < peaks.size(); ++w) {
+    if (peaks[w] <= *limit * chunks) continue;
+    throw InputError("--memory-limit", schedule.generator + " holds " +
+                                           fmt_microbatches(peaks[w], chunks) +
+                                           " micro-batches of activations on worker " +
+                                           planner::to_string(schedule.workers[w].id) +
+                                           "; the limit is " + std::to_string(*limit));
+  }
+}
+
+}  // namespace
+
+CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
+  std::string names;
+  for (const auto& n : planner::fault_free_generator_names()) names += n + "|";
+  auto* option = app.add_option("--schedule", name, "Schedule generator: " + names + "recycle");
+  app.add_option(
+      "--fail", fail,
+      "Failed workers DP:STAGE[,DP:STAGE...]: recycle plans around them; 1f1b re-routes naively");
+  app.add_option("--memory-limit", memory_limit,
+                 "Most micro-batches of activations a worker may hold at once")
+      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  app.add_flag("--no-stagger", no_stagger,
+               "recycle: keep the global optimizer barrier instead of staggering");
+  return option;
+}
+
+std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& layout,
+                                                       const planner::Costs& costs,
+                                                       std::string& why) const {
+  const auto failed = planner::parse_failures(fail, layout);
+  const bool recycle = name == "recycle";
+  if (no_stagger && !recycle)
+    throw InputError("--no-stagger", "only recycle staggers the optimizer");
+  if (!failed.empty() && !recycle && name != "1f1b") {
+    throw InputError("--fail",
+                     "only recycle (adaptive) and 1f1b (naive re-routing) plan around failures");
+  }
+  if (!recycle && failed.empty()) {
+    planner::GeneratorOptions gen;
+    gen.layout = layout;
+    gen.costs = costs;
+    gen.memory_limit = memory_limit;
+    planner::Schedule schedule = planner::generate_fault_free(name, gen);
+    enforce_memory_limit(schedule, memory_limit);
+    return schedule;
+  }
+  if (layout.interleave != 1)
+    throw InputError("--interleave", name + " with failures needs --interleave 1");
+  planner::RecyclePlan plan;
+  if (recycle) {
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.failed = failed;
+    options.costs = costs;
+    options.memory_limit = memory_limit;
+    plan = planner::plan_recycle(options);
+    plan.schedule.staggered_optimizer = !no_stagger;
+  } else {
+    plan = planner::plan_naive_reroute(layout, failed);
+    enforce_memory_limit(plan.schedule, memory_limit);
+  }
+  if (!plan.feasible) {
+    why = plan.reason;
+    return std::nullopt;
+  }
+  return plan.schedule;
+}
+
+}  // namespace recycle::tools

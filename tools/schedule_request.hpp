@@ -1,0 +1,32 @@
+// The flags that ask for a schedule by name, shared by `recycle plan` and `recycle simulate`:
+// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "planner/costs.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::tools {
+
+struct ScheduleRequest {
+  std::string name;                          ///< gpipe, 1f1b, interleaved, zb-h1, zb-h2, recycle
+  std::string fail;                          ///< failed workers "DP:STAGE,..."
+  std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
+  bool no_stagger = false;                   ///< recycle: keep the global optimizer barrier
+
+  /// Adds --schedule, --fail, --memory-limit and --no-stagger; returns the --schedule option.
+  CLI::Option* add_to(CLI::App& app);
+
+  /// The compute-only schedule asked for. nullopt with `why` set when no schedule exists (every
+  /// replica of a stage failed); InputError for bad flags, and when a generated schedule holds
+  /// more activations than --memory-limit.
+  [[nodiscard]] std::optional<planner::Schedule> make(const planner::Layout& layout,
+                                                      const planner::Costs& costs,
+                                                      std::string& why) const;
+};
+
+}  // namespace recycle::tools

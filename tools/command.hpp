@@ -20,6 +20,7 @@ struct Command {
 };
 
 Command add_plan_command(CLI::App& app);
+Command add_degradation_command(CLI::App& app);
 Command add_simulate_command(CLI::App& app);
 Command add_trace_command(CLI::App& app);
 

@@ -87,3 +87,16 @@ cli_test("fail out of range" 2 "--fail: worker 4:0 is outside the layout" plan -
 cli_test("fail duplicate" 2 "--fail: worker 1:1 is listed twice" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 1:1,1:1)
 cli_test("fail syntax" 2 "--fail: expected DP:STAGE" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 1-1)
 cli_test("fail with zb-h1" 2 "--fail: only recycle" plan --schedule zb-h1 --pp 4 --dp 4 --microbatches 8 --fail 1:1)
+
+# recycle degradation. Hand-worked: fault-free 1F1B at pp 8, m 8, 1 s each: (8 + 8 - 1) x 3 = 45 s;
+# the bound with no failure: 8 x 8 x 8 x 3 s of work over 64 workers = 24 s; one failure in stage 4:
+# the stage's 8 x 8 x 3 = 192 s over 7 live workers = 27.4286 s.
+cli_test("degradation header" 0 "fault-free 1F1B iteration 45 s"
+  degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
+cli_test("degradation bounds" 0 "one stage +0 +[0-9.]+ +45 +24 +24 .*one stage +1 +[0-9.]+ +[0-9.]+ +24[.]381 +27[.]4286"
+  degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
+cli_test("degradation json" 0 "\"fault_free_1f1b_s\": 45"
+  degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --json)
+cli_test("degradation stage out of range" 2 "--stage: expected a stage below --pp"
+  degradation --pp 4 --dp 4 --microbatches 8 --stage 4)
+cli_test("degradation --help" 0 "Examples:.*recycle degradation" degradation --help)

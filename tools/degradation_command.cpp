@@ -1,0 +1,161 @@
+// recycle degradation: how the iteration time grows with the number of failed workers, for
+// ReCycle's adaptive plans against the naive re-route and the fault-free bound (docs/recycle.md).
+#include <algorithm>
+#include <cstdio>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "planner/recycle_planner.hpp"
+#include "sim/metrics.hpp"
+#include "sim/simulator.hpp"
+#include "tools/command.hpp"
+#include "tools/layout_options.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+struct DegradationOptions {
+  LayoutOptions layout;
+  std::int32_t stage = -1;  ///< the stage for the one-stage pattern; default pp / 2
+  bool json = false;
+  std::string output = "-";
+};
+
+/// The failure patterns: k workers of one stage, or k workers spread over distinct pipelines and
+/// stages (failure i on worker (i, i mod pp)).
+std::vector<planner::WorkerId> pattern(const std::string& kind, std::int32_t k, std::int32_t stage,
+                                       const planner::Layout& layout) {
+  std::vector<planner::WorkerId> failed;
+  for (std::int32_t i = 0; i < k; ++i) {
+    failed.push_back(kind == "one stage" ? planner::WorkerId{i, stage}
+                                         : planner::WorkerId{i, i % layout.pp});
+  }
+  std::sort(failed.begin(), failed.end());
+  return failed;
+}
+
+struct Row {
+  std::string pattern;
+  std::int32_t failures = 0;
+  Nanos recycle = 0;
+  Nanos naive = 0;
+  Nanos bound = 0;        ///< total work / live workers
+  Nanos stage_bound = 0;  ///< max over stages of the stage's work / its live workers
+};
+
+int run_degradation(const DegradationOptions& o) {
+  const planner::Layout layout = o.layout.layout();
+  if (layout.interleave != 1) throw InputError("--interleave", "failures need --interleave 1");
+  const std::int32_t stage = o.stage < 0 ? layout.pp / 2 : o.stage;
+  if (stage >= layout.pp)
+    throw InputError("--stage", "expected a stage below --pp (" + std::to_string(layout.pp) + ")");
+  const planner::Costs costs = o.layout.costs_for(layout);
+  const auto profile = o.layout.load_profile();
+  const auto model = [&] {
+    return profile ? sim::CostModel::from_profile(*profile, layout, o.layout.profile)
+                   : sim::CostModel::compute_only(costs);
+  };
+  const auto iteration = [&](planner::Schedule schedule) {
+    sim::SimOptions options;
+    options.staggered_optimizer = schedule.staggered_optimizer;
+    return sim::compute_metrics(sim::simulate(std::move(schedule), model(), options))
+        .iteration_time;
+  };
+  // Every micro-batch of every pipeline is computed once per iteration, whatever fails.
+  std::vector<Nanos> stage_work(static_cast<std::size_t>(layout.pp), 0);
+  for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
+    const auto& c = costs.virtual_stages[static_cast<std::size_t>(v)];
+    stage_work[static_cast<std::size_t>(layout.stage_of(v))] +=
+        (c.forward + c.backward_input + c.backward_weight) * static_cast<Nanos>(layout.dp) *
+        layout.microbatches;
+  }
+  const Nanos work = std::accumulate(stage_work.begin(), stage_work.end(), Nanos{0});
+
+  std::vector<Row> rows;
+  for (const std::string kind : {"one stage", "spread"}) {
+    for (std::int32_t k = 0; k < layout.dp; ++k) {
+      if (kind == "spread" && k == 0) continue;
+      planner::RecycleOptions options;
+      options.layout = layout;
+      options.failed = pattern(kind, k, stage, layout);
+      options.costs = costs;
+      planner::RecyclePlan plan = planner::plan_recycle(options);
+      plan.schedule.staggered_optimizer = true;
+      const planner::RecyclePlan naive = planner::plan_naive_reroute(layout, options.failed);
+      const auto live = static_cast<Nanos>(layout.workers()) - k;
+      Nanos stage_bound = 0;
+      for (std::int32_t s = 0; s < layout.pp; ++s) {
+        const auto down = std::count_if(options.failed.begin(), options.failed.end(),
+                                        [&](const planner::WorkerId& w) { return w.stage == s; });
+        const auto alive = static_cast<Nanos>(layout.dp - down);
+        stage_bound =
+            std::max(stage_bound, (stage_work[static_cast<std::size_t>(s)] + alive - 1) / alive);
+      }
+      rows.push_back({kind, k, iteration(plan.schedule), iteration(naive.schedule),
+                      (work + live - 1) / live, stage_bound});
+    }
+  }
+  const Nanos fault_free = rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
+
+  std::string out;
+  if (o.json) {
+    nlohmann::ordered_json j;
+    j["layout"] = {{"dp", layout.dp}, {"pp", layout.pp}, {"microbatches", layout.microbatches}};
+    j["fault_free_1f1b_s"] = to_seconds(fault_free);
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const Row& r : rows) {
+      j["rows"].push_back({{"pattern", r.pattern},
+                           {"failures", r.failures},
+                           {"recycle_s", to_seconds(r.recycle)},
+                           {"naive_s", to_seconds(r.naive)},
+                           {"bound_s", to_seconds(r.bound)},
+                           {"stage_bound_s", to_seconds(r.stage_bound)},
+                           {"recycle_vs_fault_free",
+                            static_cast<double>(r.recycle) / static_cast<double>(fault_free)}});
+    }
+    out = j.dump(2) + "\n";
+  } else {
+    out = fmt::format(
+        "dp {} x pp {}, {} micro-batches; fault-free 1F1B iteration {:g} s; one-stage failures on "
+        "stage {}\n",
+        layout.dp, layout.pp, layout.microbatches, to_seconds(fault_free), stage);
+    out += fmt::format("{:<10} {:>8} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "pattern", "failures",
+                       "recycle (s)", "naive (s)", "bound (s)", "stage bound", "recycle/1F1B");
+    for (const Row& r : rows) {
+      out += fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>14.3f}\n",
+                         r.pattern, r.failures, to_seconds(r.recycle), to_seconds(r.naive),
+                         to_seconds(r.bound), to_seconds(r.stage_bound),
+                         static_cast<double>(r.recycle) / static_cast<double>(fault_free));
+    }
+  }
+  write_text_file(o.output, out);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_degradation_command(CLI::App& app) {
+  auto o = std::make_shared<DegradationOptions>();
+  CLI::App* sub = app.add_subcommand("degradation",
+                                     "Iteration time as failures grow: ReCycle against the naive "
+                                     "re-route and the fault-free bound");
+  o->layout.add_to(*sub);
+  sub->add_option("--stage", o->stage, "Stage of the one-stage failure pattern (default pp / 2)")
+      ->check(CLI::Range(0, planner::kMaxPp - 1));
+  sub->add_flag("--json", o->json, "Print JSON instead of a table");
+  sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
+  sub->footer(examples({
+      "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1",
+      "recycle degradation --pp 4 --dp 4 --microbatches 8 --profile profile.json --json",
+  }));
+  return {sub, [o] { return run_degradation(*o); }};
+}
+
+}  // namespace recycle::tools

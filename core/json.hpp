@@ -39,6 +39,7 @@ class JsonView {
 
   [[nodiscard]] const nlohmann::json& raw() const noexcept { return *node_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
+  [[nodiscard]] const std::string& source() const noexcept { return source_; }
   [[nodiscard]] std::string where() const;
 
   [[noreturn]] void fail(const std::string& problem) const;

@@ -292,8 +292,10 @@ std::string to_json(const Schedule& schedule) {
 
 Schedule schedule_from_json(const std::string& text, const std::string& source) {
   const nlohmann::json root = parse_json(text, source);
-  const JsonView view(root, source);
+  return schedule_from_json(JsonView(root, source));
+}
 
+Schedule schedule_from_json(const JsonView& view) {
   const JsonView format = view.at("format");
   if (const std::string got = format.as_string(); got != kFormat) {
     format.fail("expected \"" + std::string(kFormat) + "\", got \"" + shown(got) + "\"");
@@ -327,7 +329,7 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
   for (const JsonView& item : workers.items()) {
     WorkerSchedule worker;
     worker.id = read_worker_id(item, layout);
-    worker.actions = read_actions(item.at("actions"), source, layout, worker.id.dp);
+    worker.actions = read_actions(item.at("actions"), view.source(), layout, worker.id.dp);
     schedule.workers.push_back(std::move(worker));
   }
   sort_unique_workers(

@@ -11,6 +11,7 @@
 
 #include <string>
 
+#include "core/json.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
@@ -19,6 +20,8 @@ enum class CsvFormat { kComputeOnly, kComputeComms };
 
 [[nodiscard]] std::string to_json(const Schedule& schedule);
 [[nodiscard]] Schedule schedule_from_json(const std::string& text, const std::string& source);
+/// A schedule object inside a larger JSON document (a plan table); errors name its path.
+[[nodiscard]] Schedule schedule_from_json(const JsonView& view);
 
 [[nodiscard]] std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format);
 /// dp = 1, pp = the number of rows; micro-batches and interleave are inferred from the tokens.

@@ -11,7 +11,8 @@ namespace recycle::tools {
 
 /// Exit codes of every subcommand.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;    ///< ran, and the answer is "no" (invalid schedule, infeasible plan)
+inline constexpr int kExitFailed =
+    1;  ///< ran, and the answer is "no" (invalid schedule, infeasible plan)
 inline constexpr int kExitBadInput = 2;  ///< bad flag or file; one `error:` line was printed
 
 struct Command {
@@ -21,6 +22,7 @@ struct Command {
 
 Command add_plan_command(CLI::App& app);
 Command add_degradation_command(CLI::App& app);
+Command add_plan_table_command(CLI::App& app);
 Command add_simulate_command(CLI::App& app);
 Command add_trace_command(CLI::App& app);
 

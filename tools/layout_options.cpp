@@ -12,11 +12,16 @@ void LayoutOptions::add_to(CLI::App& app) {
   app.add_option("--pp", pp, "Pipeline stages")->check(CLI::Range(1, planner::kMaxPp));
   app.add_option("--microbatches", microbatches, "Micro-batches per pipeline per iteration")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
-  app.add_option("--dp", dp, "Data-parallel pipelines (default 1)")->check(CLI::Range(1, planner::kMaxDp));
-  app.add_option("--interleave", interleave, "Model chunks per worker, for the interleaved schedule (default 1)")
+  app.add_option("--dp", dp, "Data-parallel pipelines (default 1)")
+      ->check(CLI::Range(1, planner::kMaxDp));
+  app.add_option("--interleave", interleave,
+                 "Model chunks per worker, for the interleaved schedule (default 1)")
       ->check(CLI::Range(1, planner::kMaxInterleave));
-  auto* c = app.add_option("--costs", costs, "Seconds per F, I and W of one micro-batch on every (virtual) stage: F,I,W");
-  auto* p = app.add_option("--profile", profile, "Profile JSON with per-stage costs (docs/formats.md)");
+  auto* c =
+      app.add_option("--costs", costs,
+                     "Seconds per F, I and W of one micro-batch on every (virtual) stage: F,I,W");
+  auto* p =
+      app.add_option("--profile", profile, "Profile JSON with per-stage costs (docs/formats.md)");
   c->excludes(p);
 }
 
@@ -42,7 +47,9 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
     Nanos values[3];
     for (std::size_t i = 0; i < 3; ++i) {
       const double s = parse_double(parts[i], "--costs");
-      if (s < 0 || s > 1e6) throw InputError("--costs", "expected seconds in [0, 1e6], got '" + std::string(parts[i]) + "'");
+      if (s < 0 || s > 1e6)
+        throw InputError("--costs",
+                         "expected seconds in [0, 1e6], got '" + std::string(parts[i]) + "'");
       values[i] = to_nanos(s);
     }
     cost = {values[0], values[1], values[2]};

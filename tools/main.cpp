@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
 
   std::vector<Command> commands;
   commands.push_back(add_plan_command(app));
+  commands.push_back(add_plan_table_command(app));
   commands.push_back(add_degradation_command(app));
   commands.push_back(add_simulate_command(app));
   commands.push_back(add_trace_command(app));

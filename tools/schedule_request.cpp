@@ -3,6 +3,8 @@
 #include "core/error.hpp"
 #include "planner/failures.hpp"
 #include "planner/generators.hpp"
+#include "planner/plan_table.hpp"
+#include "planner/plan_table_io.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/validator.hpp"
 #include "tools/layout_options.hpp"
@@ -28,6 +30,39 @@ void enforce_memory_limit(const planner::Schedule& schedule, std::optional<std::
 
 }  // namespace
 
+planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
+                                              const std::vector<planner::WorkerId>& failed,
+                                              std::string& why) const {
+  const planner::PlanTable table = planner::load_plan_table(plan_table);
+  if (!(table.layout == layout)) {
+    throw InputError("--plan-table", plan_table + " was made for another layout (dp " +
+                                         std::to_string(table.layout.dp) + " x pp " +
+                                         std::to_string(table.layout.pp) + ", " +
+                                         std::to_string(table.layout.microbatches) +
+                                         " micro-batches)");
+  }
+  if (memory_limit && *memory_limit != table.memory_limit) {
+    throw InputError("--memory-limit", plan_table + " was planned with a memory limit of " +
+                                           std::to_string(table.memory_limit));
+  }
+  if (const std::int32_t dead = planner::dead_stage(failed, layout); dead >= 0) {
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.failed = failed;
+    planner::RecyclePlan none =
+        planner::plan_recycle(options);  // infeasible at once, with the reason
+    why = none.reason;
+    return none;
+  }
+  auto plan = planner::lookup(table, failed);
+  if (!plan) {
+    throw InputError("--plan-table",
+                     plan_table + " holds no plan for these " + std::to_string(failed.size()) +
+                         " failures (it covers up to " + std::to_string(table.max_failures) + ")");
+  }
+  return *plan;
+}
+
 CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   std::string names;
   for (const auto& n : planner::fault_free_generator_names()) names += n + "|";
@@ -40,6 +75,8 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
   app.add_flag("--no-stagger", no_stagger,
                "recycle: keep the global optimizer barrier instead of staggering");
+  app.add_option("--plan-table", plan_table,
+                 "recycle: look the plan up in a table from `recycle plan-table`");
   return option;
 }
 
@@ -50,6 +87,9 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   const bool recycle = name == "recycle";
   if (no_stagger && !recycle)
     throw InputError("--no-stagger", "only recycle staggers the optimizer");
+  if (!plan_table.empty() && !recycle) {
+    throw InputError("--plan-table", "holds recycle plans; give --schedule recycle");
+  }
   if (!failed.empty() && !recycle && name != "1f1b") {
     throw InputError("--fail",
                      "only recycle (adaptive) and 1f1b (naive re-routing) plan around failures");
@@ -66,7 +106,11 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   if (layout.interleave != 1)
     throw InputError("--interleave", name + " with failures needs --interleave 1");
   planner::RecyclePlan plan;
-  if (recycle) {
+  if (recycle && !plan_table.empty()) {
+    plan = look_up(layout, failed, why);
+    if (!plan.feasible) return std::nullopt;
+    plan.schedule.staggered_optimizer = !no_stagger;
+  } else if (recycle) {
     planner::RecycleOptions options;
     options.layout = layout;
     options.failed = failed;

@@ -1,5 +1,5 @@
 // The flags that ask for a schedule by name, shared by `recycle plan` and `recycle simulate`:
-// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger.
+// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger, --plan-table FILE.
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "planner/costs.hpp"
+#include "planner/recycle_planner.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::tools {
@@ -17,8 +18,10 @@ struct ScheduleRequest {
   std::string fail;                          ///< failed workers "DP:STAGE,..."
   std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
   bool no_stagger = false;                   ///< recycle: keep the global optimizer barrier
+  std::string plan_table;                    ///< recycle: look the plan up in this file
 
-  /// Adds --schedule, --fail, --memory-limit and --no-stagger; returns the --schedule option.
+  /// Adds --schedule, --fail, --memory-limit, --no-stagger and --plan-table; returns the --schedule
+  /// option.
   CLI::Option* add_to(CLI::App& app);
 
   /// The compute-only schedule asked for. nullopt with `why` set when no schedule exists (every
@@ -27,6 +30,11 @@ struct ScheduleRequest {
   [[nodiscard]] std::optional<planner::Schedule> make(const planner::Layout& layout,
                                                       const planner::Costs& costs,
                                                       std::string& why) const;
+
+ private:
+  [[nodiscard]] planner::RecyclePlan look_up(const planner::Layout& layout,
+                                             const std::vector<planner::WorkerId>& failed,
+                                             std::string& why) const;
 };
 
 }  // namespace recycle::tools

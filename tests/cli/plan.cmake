@@ -100,3 +100,17 @@ cli_test("degradation json" 0 "\"fault_free_1f1b_s\": 45"
 cli_test("degradation stage out of range" 2 "--stage: expected a stage below --pp"
   degradation --pp 4 --dp 4 --microbatches 8 --stage 4)
 cli_test("degradation --help" 0 "Examples:.*recycle degradation" degradation --help)
+
+# recycle plan-table. PP 4 x DP 4 up to 2 failures, counted by hand: no failure 1; one failure 4
+# (its stage); two in one pipeline C(4,2) = 6; two in different pipelines, stages s <= s' 4 + 6 = 10.
+cli_shell_test("plan-table counts canonical failure sets" 0 "21 plans"
+  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t.json")
+cli_shell_test("plan-table lookup equals direct planning" 0 "^same ## $"
+  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json -q && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
+cli_shell_test("plan-table lookup beyond its bound" 2 "--plan-table: .* holds no plan for these 3 failures"
+  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t3.json -q; ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2,1:1 --plan-table ${OUT}/t3.json")
+cli_shell_test("plan-table for another layout" 2 "--plan-table: .* was made for another layout"
+  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t4.json -q; ${P} plan --schedule recycle --pp 4 --dp 3 --microbatches 4 --fail 0:1 --plan-table ${OUT}/t4.json")
+cli_test("plan-table needs -o" 2 "--output: required" plan-table --pp 4 --dp 4 --microbatches 4)
+cli_test("plan-table too many sets" 2 "--max-failures: more than 100000 canonical failure sets"
+  plan-table --pp 16 --dp 128 --microbatches 4 --max-failures 8 -o ${OUT}/big.json)

@@ -1,0 +1,64 @@
+// recycle plan-table: ReCycle plans for every canonical failure set up to a bound, precomputed so
+// that a failure at run time costs a lookup (`--plan-table FILE` on plan and simulate).
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "planner/plan_table.hpp"
+#include "planner/plan_table_io.hpp"
+#include "tools/command.hpp"
+#include "tools/layout_options.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+constexpr std::size_t kMaxPlans = 100'000;
+
+struct PlanTableOptions {
+  LayoutOptions layout;
+  std::int32_t max_failures = 1;
+  std::optional<std::int32_t> memory_limit;
+  std::string output;
+};
+
+int run_plan_table(const PlanTableOptions& o) {
+  if (o.output.empty()) throw InputError("--output", "required: the plan table file to write");
+  planner::RecycleOptions base;
+  base.layout = o.layout.layout();
+  if (base.layout.interleave != 1)
+    throw InputError("--interleave", "plan tables need --interleave 1");
+  base.costs = o.layout.costs_for(base.layout);
+  base.memory_limit = o.memory_limit;
+  const planner::PlanTable table = planner::build_plan_table(base, o.max_failures, kMaxPlans);
+  write_text_file(o.output, planner::to_json(table));
+  spdlog::info(
+      "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "
+      "replica",
+      o.output, table.plans.size(), o.max_failures);
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_plan_table_command(CLI::App& app) {
+  auto o = std::make_shared<PlanTableOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "plan-table", "Precompute ReCycle plans for every failure set up to a bound");
+  o->layout.add_to(*sub);
+  sub->add_option("--max-failures", o->max_failures,
+                  "Plan every failure set of up to K failed workers (default 1)")
+      ->check(CLI::Range(0, 64));
+  sub->add_option("--memory-limit", o->memory_limit,
+                  "Most micro-batches of activations a worker may hold at once")
+      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  sub->add_option("-o,--output", o->output, "The plan table file to write (JSON)");
+  sub->footer(examples({
+      "recycle plan-table --pp 4 --dp 4 --microbatches 8 --max-failures 2 -o table.json",
+      "recycle plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 2:1 --plan-table "
+      "table.json",
+  }));
+  return {sub, [o] { return run_plan_table(*o); }};
+}
+
+}  // namespace recycle::tools

@@ -106,11 +106,11 @@ cli_test("degradation --help" 0 "Examples:.*recycle degradation" degradation --h
 cli_shell_test("plan-table counts canonical failure sets" 0 "21 plans"
   "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t.json")
 cli_shell_test("plan-table lookup equals direct planning" 0 "^same ## $"
-  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json -q && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
+  "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
 cli_shell_test("plan-table lookup beyond its bound" 2 "--plan-table: .* holds no plan for these 3 failures"
-  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t3.json -q; ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2,1:1 --plan-table ${OUT}/t3.json")
+  "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t3.json; ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2,1:1 --plan-table ${OUT}/t3.json")
 cli_shell_test("plan-table for another layout" 2 "--plan-table: .* was made for another layout"
-  "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t4.json -q; ${P} plan --schedule recycle --pp 4 --dp 3 --microbatches 4 --fail 0:1 --plan-table ${OUT}/t4.json")
+  "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t4.json; ${P} plan --schedule recycle --pp 4 --dp 3 --microbatches 4 --fail 0:1 --plan-table ${OUT}/t4.json")
 cli_test("plan-table needs -o" 2 "--output: required" plan-table --pp 4 --dp 4 --microbatches 4)
 cli_test("plan-table too many sets" 2 "--max-failures: more than 100000 canonical failure sets"
   plan-table --pp 16 --dp 128 --microbatches 4 --max-failures 8 -o ${OUT}/big.json)

@@ -2,6 +2,8 @@
 // warm-up lengths of the papers, and the memory peaks the generators promise.
 #include <doctest/doctest.h>
 
+#include "tests/planner/test_helpers.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -14,22 +16,10 @@
 namespace {
 
 using namespace recycle::planner;
+using namespace recycle::planner::testing;
 using recycle::InputError;
 
-std::string show(const std::vector<Violation>& violations) {
-  std::string text;
-  for (const Violation& v : violations)
-    text += std::string(rule_name(v.rule)) + ": " + v.message + "\n";
-  return text;
-}
 
-Schedule generate(const std::string& name, Layout layout,
-                  std::optional<std::int32_t> memory_limit = std::nullopt) {
-  GeneratorOptions options;
-  options.layout = layout;
-  options.memory_limit = memory_limit;
-  return generate_fault_free(name, options);
-}
 
 std::int32_t count(const WorkerSchedule& worker, ActionType type) {
   return static_cast<std::int32_t>(

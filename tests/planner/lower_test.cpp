@@ -4,6 +4,8 @@
 // as their compute-only form does when communication is free.
 #include <doctest/doctest.h>
 
+#include "tests/planner/test_helpers.hpp"
+
 #include <algorithm>
 #include <map>
 #include <string>
@@ -18,29 +20,11 @@
 namespace {
 
 using namespace recycle::planner;
+using namespace recycle::planner::testing;
 
-constexpr ActionType F = ActionType::kForward;
-constexpr ActionType I = ActionType::kBackwardInput;
-constexpr ActionType W = ActionType::kBackwardWeight;
-constexpr ActionType B = ActionType::kBackward;
 
-Action act(ActionType type, std::int32_t virtual_stage, std::int32_t microbatch,
-           std::int32_t owner = 0) {
-  return Action{type, virtual_stage, microbatch, owner};
-}
 
-Schedule generate(const std::string& name, Layout layout) {
-  GeneratorOptions options;
-  options.layout = layout;
-  return generate_fault_free(name, options);
-}
 
-std::string show(const std::vector<Violation>& violations) {
-  std::string text;
-  for (const Violation& v : violations)
-    text += std::string(rule_name(v.rule)) + ": " + v.message + "\n";
-  return text;
-}
 
 using Key = std::tuple<ActionType, std::int32_t, std::int32_t, std::int32_t>;  // type, v, mb, owner
 struct Where {

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/planner/test_helpers.hpp"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -17,6 +19,8 @@
 namespace recycle::planner {
 namespace {
 
+using namespace recycle::planner::testing;
+
 constexpr auto F = ActionType::kForward;
 constexpr auto I = ActionType::kBackwardInput;
 constexpr auto W = ActionType::kBackwardWeight;
@@ -28,11 +32,6 @@ constexpr auto RECV_B = ActionType::kRecvB;
 constexpr auto REDUCE_GRAD = ActionType::kReduceGrad;
 constexpr auto OPT = ActionType::kOptimizer;
 
-Schedule generate(const std::string& name, Layout layout) {
-  GeneratorOptions options;
-  options.layout = layout;
-  return generate_fault_free(name, options);
-}
 
 void check_same(const Schedule& got, const Schedule& want) {
   CHECK(got.generator == want.generator);

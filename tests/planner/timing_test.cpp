@@ -2,6 +2,8 @@
 // timed by hand.
 #include <doctest/doctest.h>
 
+#include "tests/planner/test_helpers.hpp"
+
 #include <string>
 #include <vector>
 
@@ -12,20 +14,10 @@
 namespace {
 
 using namespace recycle::planner;
+using namespace recycle::planner::testing;
 using recycle::Nanos;
 
-Schedule generate(const std::string& name, Layout layout) {
-  GeneratorOptions options;
-  options.layout = layout;
-  return generate_fault_free(name, options);
-}
 
-Schedule generate(const std::string& name, Layout layout, const Costs& costs) {
-  GeneratorOptions options;
-  options.layout = layout;
-  options.costs = costs;
-  return generate_fault_free(name, options);
-}
 
 Nanos makespan(const Schedule& schedule, const Costs& costs) {
   const auto timeline = compute_timeline(schedule, costs);
@@ -33,13 +25,7 @@ Nanos makespan(const Schedule& schedule, const Costs& costs) {
   return timeline->makespan;
 }
 
-Action act(ActionType type, std::int32_t virtual_stage, std::int32_t microbatch,
-           std::int32_t owner = 0) {
-  return Action{type, virtual_stage, microbatch, owner};
-}
 
-constexpr ActionType F = ActionType::kForward;
-constexpr ActionType B = ActionType::kBackward;
 
 }  // namespace
 
@@ -139,9 +125,7 @@ TEST_CASE("ZB-H1 with P = 2, M = 2, timed by hand") {
   //   s0 I0 [10,14]  W0 [14,16]  I1 [17,21]  W1 [21,23]
   // 23 = M(F+I+W) + (P-1)(F+I-W) = 2*9 + 5.
   const Schedule schedule = generate("zb-h1", Layout{1, 2, 2, 1});
-  constexpr ActionType I = ActionType::kBackwardInput;
-  constexpr ActionType W = ActionType::kBackwardWeight;
-  REQUIRE(schedule.workers[0].actions == std::vector<Action>{act(F, 0, 0), act(F, 0, 1),
+      REQUIRE(schedule.workers[0].actions == std::vector<Action>{act(F, 0, 0), act(F, 0, 1),
                                                              act(I, 0, 0), act(W, 0, 0),
                                                              act(I, 0, 1), act(W, 0, 1)});
   REQUIRE(schedule.workers[1].actions == std::vector<Action>{act(F, 1, 0), act(I, 1, 0),

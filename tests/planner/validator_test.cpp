@@ -2,6 +2,8 @@
 // and token; valid schedules pass.
 #include <doctest/doctest.h>
 
+#include "tests/planner/test_helpers.hpp"
+
 #include <algorithm>
 #include <set>
 #include <string>
@@ -14,29 +16,11 @@
 namespace {
 
 using namespace recycle::planner;
+using namespace recycle::planner::testing;
 
-constexpr ActionType F = ActionType::kForward;
-constexpr ActionType I = ActionType::kBackwardInput;
-constexpr ActionType W = ActionType::kBackwardWeight;
-constexpr ActionType B = ActionType::kBackward;
 
-Action act(ActionType type, std::int32_t virtual_stage, std::int32_t microbatch,
-           std::int32_t owner = 0) {
-  return Action{type, virtual_stage, microbatch, owner};
-}
 
-Schedule generate(const std::string& name, Layout layout) {
-  GeneratorOptions options;
-  options.layout = layout;
-  return generate_fault_free(name, options);
-}
 
-std::string show(const std::vector<Violation>& violations) {
-  std::string text;
-  for (const Violation& v : violations)
-    text += std::string(rule_name(v.rule)) + ": " + v.message + "\n";
-  return text;
-}
 
 std::size_t count(const std::vector<Violation>& violations, Rule rule) {
   return static_cast<std::size_t>(std::count_if(

@@ -1,0 +1,263 @@
+// The exact planner: optima worked out by hand, the two formulations agreeing, the fallbacks
+// (other costs, time limit, dead stage), and the ReCycle heuristic's optimality gap over a set
+// of small instances.
+#include "planner/exact_planner.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/error.hpp"
+#include "planner/failures.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/timing.hpp"
+#include "planner/validator.hpp"
+
+namespace {
+
+using recycle::Nanos;
+using namespace recycle::planner;
+
+/// One stage's costs for every stage, or one entry per stage.
+Costs costs_for(const Layout& layout, const std::vector<StageCost>& stages) {
+  if (stages.size() == 1) return Costs::uniform(layout.pp, stages[0]);
+  return Costs{stages, {}};
+}
+
+Nanos heuristic_makespan(const ExactOptions& options) {
+  const RecyclePlan plan =
+      plan_recycle({options.layout, options.failed, options.costs, options.memory_limit, true});
+  REQUIRE(plan.feasible);
+  const auto timeline = compute_timeline(plan.schedule, options.costs);
+  REQUIRE(timeline.has_value());
+  return timeline->makespan;
+}
+
+/// What every exact result must satisfy: a valid schedule within the memory limit, timed by
+/// compute_timeline to exactly the MILP's objective when optimal, never worse than the
+/// heuristic (recomputed here from plan_recycle), and a lower bound below it.
+void check_exact(const ExactOptions& options, const ExactResult& r) {
+  REQUIRE(r.feasible);
+  const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
+  for (const Violation& v : validate(r.schedule, {limit})) FAIL_CHECK(v.message);
+  CHECK(r.schedule.generator == "exact");
+  const auto timeline = compute_timeline(r.schedule, options.costs);
+  REQUIRE(timeline.has_value());
+  CHECK(timeline->makespan == r.makespan);
+  CHECK(r.heuristic_makespan == heuristic_makespan(options));
+  CHECK(r.makespan <= r.heuristic_makespan);
+  CHECK(r.lower_bound <= r.makespan);
+  if (!r.optimal) return;
+  CHECK(r.objective == r.makespan);
+  CHECK(r.lower_bound == r.makespan);
+}
+
+ExactOptions options_for(Layout layout, const char* failed, const std::vector<StageCost>& costs) {
+  ExactOptions options;
+  options.layout = layout;
+  options.failed = parse_failures(failed, layout);
+  options.costs = costs_for(layout, costs);
+  return options;
+}
+
+constexpr StageCost kUnit{1, 1, 1};
+constexpr StageCost kSlowInput{1, 2, 1};  // I twice F and W, as in a transformer
+
+}  // namespace
+
+TEST_CASE("plan_exact: two stages, two micro-batches, F = I = W = 1") {
+  // Stage 0 has 6 units of work. Its first I needs F0 on stage 0 (0-1), F0 and I0 on stage 1
+  // (1-2, 2-3), so before 3 it can run only F0 and F1: idle for at least one unit, makespan at
+  // least 7. Stage 1 gets its first input at 1 and has 6 units: at least 7 as well. 7 is
+  // reached: stage 1 F0 1-2, I0 2-3, F1 3-4, I1 4-5, W0 5-6, W1 6-7; stage 0 F0 0-1, F1 1-2,
+  // I0 3-4, W0 4-5, I1 5-6, W1 6-7.
+  const ExactOptions options = options_for({1, 2, 2, 1}, "", {kUnit});
+  const ExactResult r = plan_exact(options);
+  check_exact(options, r);
+  CHECK(r.optimal);
+  CHECK(r.makespan == 7);
+}
+
+TEST_CASE("plan_exact: a memory limit of one micro-batch serializes the micro-batches") {
+  // Holding one micro-batch, stage 0 must run W0 before F1. W0 ends at 5 at the earliest
+  // (stage 0 F0 0-1; stage 1 F0 1-2, I0 2-3; stage 0 I0 3-4, W0 4-5), and then micro-batch 1
+  // needs its whole chain F, F, I, I, W of 5 units: the optimum is 10, for both formulations.
+  for (const Formulation formulation : {Formulation::kTimeIndexed, Formulation::kDisjunctive}) {
+    CAPTURE(formulation_name(formulation));
+    ExactOptions options = options_for({1, 2, 2, 1}, "", {kUnit});
+    options.memory_limit = 1;
+    options.formulation = formulation;
+    const ExactResult r = plan_exact(options);
+    check_exact(options, r);
+    CHECK(r.optimal);
+    CHECK(r.makespan == 10);
+  }
+}
+
+TEST_CASE("plan_exact: the time-indexed and the disjunctive formulation find the same optimum") {
+  struct Case {
+    Layout layout;
+    const char* failed;
+  };
+  for (const Case& c : {Case{{3, 3, 2, 1}, "0:1,1:2"}, Case{{3, 4, 2, 1}, "0:1,1:2,2:3"},
+                        Case{{4, 4, 2, 1}, "0:1,1:2,2:3"}}) {
+    CAPTURE(c.failed);
+    ExactOptions options = options_for(c.layout, c.failed, {kSlowInput});
+    options.formulation = Formulation::kTimeIndexed;
+    const ExactResult time_indexed = plan_exact(options);
+    check_exact(options, time_indexed);
+    options.formulation = Formulation::kDisjunctive;
+    const ExactResult disjunctive = plan_exact(options);
+    check_exact(options, disjunctive);
+    CHECK(time_indexed.formulation == Formulation::kTimeIndexed);
+    CHECK(disjunctive.formulation == Formulation::kDisjunctive);
+    REQUIRE(time_indexed.optimal);
+    REQUIRE(disjunctive.optimal);
+    CHECK(time_indexed.makespan == disjunctive.makespan);
+    CHECK(time_indexed.makespan < time_indexed.heuristic_makespan);  // a case with a gap
+  }
+}
+
+TEST_CASE("plan_exact: costs off any small grain go to the disjunctive formulation") {
+  // The costs' gcd is 1 ns, so a time grid would need millions of steps.
+  const ExactOptions options = options_for({2, 2, 2, 1}, "0:1", {{1'000'003, 2'000'017, 999'983}});
+  const ExactResult r = plan_exact(options);
+  check_exact(options, r);
+  CHECK(r.formulation == Formulation::kDisjunctive);
+  CHECK(r.optimal);
+
+  ExactOptions forced = options;
+  forced.formulation = Formulation::kTimeIndexed;
+  CHECK_THROWS_AS((void)plan_exact(forced), recycle::InputError);
+}
+
+TEST_CASE("plan_exact: out of time, the heuristic's schedule and the bound proven so far") {
+  ExactOptions options = options_for({3, 3, 2, 1}, "0:1,1:2", {kSlowInput});
+  options.time_limit = 0;
+  const ExactResult r = plan_exact(options);
+  check_exact(options, r);
+  CHECK_FALSE(r.optimal);
+  CHECK(r.makespan == r.heuristic_makespan);
+  CHECK(r.lower_bound < r.makespan);
+}
+
+TEST_CASE("plan_exact: no schedule when a whole stage is down") {
+  const ExactOptions options = options_for({2, 2, 2, 1}, "0:1,1:1", {kUnit});
+  const ExactResult r = plan_exact(options);
+  CHECK_FALSE(r.feasible);
+  CHECK(r.reason.find("stage 1") != std::string::npos);
+}
+
+namespace {
+
+struct Instance {
+  Layout layout;
+  const char* failed;            ///< --fail syntax
+  std::vector<StageCost> costs;  ///< one for every stage, or one per stage
+};
+
+std::string describe(const Instance& inst) {
+  std::string costs;
+  for (const StageCost& c : inst.costs) {
+    costs += (costs.empty() ? "" : "/") + std::to_string(c.forward) + "," +
+             std::to_string(c.backward_input) + "," + std::to_string(c.backward_weight);
+  }
+  return "dp " + std::to_string(inst.layout.dp) + " pp " + std::to_string(inst.layout.pp) + " m " +
+         std::to_string(inst.layout.microbatches) + " fail " + inst.failed + " F,I,W " + costs;
+}
+
+}  // namespace
+
+// The heuristic against the optimum on the same routes and memory limit (pp micro-batches),
+// over small instances CBC proves optimal within its time limit: failures in one stage, in
+// several stages of several pipelines, in one pipeline; uniform, slow-I and per-stage costs.
+// may_fail: the list scheduler misses the 3 % on 17 of these 39 (up to 12.5 %, see the table
+// this prints); the bound stays as it is until planner/list_scheduler.cpp closes the gap, and
+// then may_fail goes.
+TEST_CASE("plan_exact: the ReCycle heuristic is within 3 % of the optimum on small instances" *
+          doctest::may_fail()) {
+  const StageCost u = kUnit;
+  const StageCost b = kSlowInput;
+  const StageCost heavy{2, 3, 2};
+  const StageCost heavier{2, 4, 2};
+  const std::vector<Instance> instances = {
+      // One failure.
+      {{2, 2, 4, 1}, "0:1", {u}},
+      {{2, 2, 8, 1}, "0:1", {b}},
+      {{2, 3, 4, 1}, "0:1", {u}},
+      {{2, 3, 4, 1}, "0:1", {b}},
+      {{2, 3, 4, 1}, "0:0", {b}},
+      {{2, 3, 4, 1}, "0:2", {b}},
+      {{2, 3, 6, 1}, "0:1", {u}},
+      {{2, 3, 8, 1}, "0:1", {u}},
+      {{2, 4, 4, 1}, "0:2", {u}},
+      {{2, 4, 4, 1}, "0:1", {b}},
+      {{2, 4, 4, 1}, "0:3", {b}},
+      {{2, 4, 6, 1}, "0:2", {u}},
+      {{3, 2, 6, 1}, "0:1", {b}},
+      {{3, 4, 4, 1}, "0:1", {u}},
+      {{4, 2, 4, 1}, "0:1", {b}},
+      {{4, 3, 4, 1}, "0:1", {u}},
+      {{4, 4, 4, 1}, "0:1", {b}},
+      // Several failures in one stage.
+      {{3, 2, 4, 1}, "0:1,1:1", {b}},
+      {{3, 3, 4, 1}, "0:1,1:1", {u}},
+      {{3, 4, 4, 1}, "0:1,1:1", {u}},
+      {{4, 3, 2, 1}, "0:1,1:1,2:1", {b}},
+      // Failures in several stages of several pipelines.
+      {{2, 4, 4, 1}, "0:1,1:3", {b}},
+      {{3, 3, 2, 1}, "0:1,1:2", {b}},
+      {{3, 3, 4, 1}, "0:1,1:2", {b}},
+      {{3, 3, 4, 1}, "0:0,1:1,2:2", {u}},
+      {{3, 4, 2, 1}, "0:1,1:2,2:3", {b}},
+      {{4, 2, 4, 1}, "0:0,1:1,2:1", {u}},
+      {{4, 3, 4, 1}, "0:1,1:2", {b}},
+      {{4, 4, 2, 1}, "0:1,1:2,2:3", {b}},
+      {{4, 4, 4, 1}, "0:0,1:1,2:2", {u}},
+      // Failures in one pipeline.
+      {{2, 3, 4, 1}, "0:1,0:2", {b}},
+      {{2, 4, 4, 1}, "0:1,0:2", {b}},
+      {{3, 3, 4, 1}, "0:1,0:2", {u}},
+      {{3, 4, 4, 1}, "0:1,0:2,0:3", {b}},
+      // Per-stage costs: a heavy first, middle or last stage.
+      {{2, 3, 4, 1}, "0:1", {heavy, b, b}},
+      {{2, 3, 4, 1}, "0:1", {b, heavier, b}},
+      {{2, 4, 4, 1}, "0:1", {b, b, b, heavy}},
+      {{3, 3, 4, 1}, "0:1", {b, heavy, b}},
+      {{4, 4, 2, 1}, "0:1,0:2,0:3", {heavy, b, b, b}},
+  };
+  std::vector<double> gaps;
+  std::string table;
+  for (const Instance& inst : instances) {
+    const std::string name = describe(inst);
+    CAPTURE(name);
+    ExactOptions options = options_for(inst.layout, inst.failed, inst.costs);
+    options.time_limit = 60;
+    const ExactResult r = plan_exact(options);
+    check_exact(options, r);
+    REQUIRE(r.optimal);
+    const double gap =
+        static_cast<double>(r.heuristic_makespan) / static_cast<double>(r.makespan) - 1;
+    gaps.push_back(gap);
+    char line[160];
+    std::snprintf(line, sizeof line,
+                  "  %-44s heuristic %3lld  optimum %3lld  gap %5.2f %%  %-12s %5.2f s\n",
+                  name.c_str(), static_cast<long long>(r.heuristic_makespan),
+                  static_cast<long long>(r.makespan), 100 * gap,
+                  std::string(formulation_name(r.formulation)).c_str(), r.solve_seconds);
+    table += line;
+    CHECK(r.makespan <= r.heuristic_makespan);
+    CHECK(static_cast<double>(r.heuristic_makespan) <= 1.03 * static_cast<double>(r.makespan));
+  }
+  std::sort(gaps.begin(), gaps.end());
+  char summary[160];
+  std::snprintf(
+      summary, sizeof summary,
+      "heuristic vs optimum over %zu instances: gap min %.2f %%, median %.2f %%, max %.2f %%\n",
+      gaps.size(), 100 * gaps.front(), 100 * gaps[gaps.size() / 2], 100 * gaps.back());
+  const std::string report = summary + table;
+  MESSAGE(report);
+}

@@ -1,6 +1,9 @@
 #include "tools/schedule_request.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
+#include "planner/exact_planner.hpp"
 #include "planner/failures.hpp"
 #include "planner/generators.hpp"
 #include "planner/plan_table.hpp"
@@ -63,6 +66,36 @@ planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
   return *plan;
 }
 
+planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
+                                                  const std::vector<planner::WorkerId>& failed,
+                                                  const planner::Costs& costs,
+                                                  std::string& why) const {
+  planner::ExactOptions options;
+  options.layout = layout;
+  options.failed = failed;
+  options.costs = costs;
+  options.memory_limit = memory_limit;
+  options.time_limit = time_limit_s;
+  for (const auto& c : costs.virtual_stages) {
+    if (c.forward <= 0 || c.backward_input <= 0 || c.backward_weight <= 0) {
+      throw InputError("--costs", "--exact needs every F, I and W to take some time");
+    }
+  }
+  const planner::ExactResult r = planner::plan_exact(options);
+  planner::RecyclePlan plan;
+  plan.feasible = r.feasible;
+  if (!r.feasible) {
+    why = r.reason;
+    return plan;
+  }
+  spdlog::info(
+      "exact: makespan {:g} s ({}), lower bound {:g} s, heuristic {:g} s, {} binaries, {:.1f} s",
+      to_seconds(r.makespan), r.optimal ? "optimal" : "time limit reached, best found",
+      to_seconds(r.lower_bound), to_seconds(r.heuristic_makespan), r.binaries, r.solve_seconds);
+  plan.schedule = r.schedule;
+  return plan;
+}
+
 CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   std::string names;
   for (const auto& n : planner::fault_free_generator_names()) names += n + "|";
@@ -77,6 +110,12 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
                "recycle: keep the global optimizer barrier instead of staggering");
   app.add_option("--plan-table", plan_table,
                  "recycle: look the plan up in a table from `recycle plan-table`");
+  app.add_flag(
+      "--exact", exact,
+      "recycle: the optimal plan for these routes, a MILP solved with CBC (small layouts)");
+  app.add_option("--time-limit", time_limit_s,
+                 "--exact: seconds before the best plan so far is taken (default 60)")
+      ->check(CLI::Range(0.0, 1e6));
   return option;
 }
 
@@ -87,6 +126,10 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   const bool recycle = name == "recycle";
   if (no_stagger && !recycle)
     throw InputError("--no-stagger", "only recycle staggers the optimizer");
+  if (exact && (!recycle || !plan_table.empty())) {
+    throw InputError("--exact",
+                     "solves recycle plans; give --schedule recycle and no --plan-table");
+  }
   if (!plan_table.empty() && !recycle) {
     throw InputError("--plan-table", "holds recycle plans; give --schedule recycle");
   }
@@ -108,6 +151,10 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   planner::RecyclePlan plan;
   if (recycle && !plan_table.empty()) {
     plan = look_up(layout, failed, why);
+    if (!plan.feasible) return std::nullopt;
+    plan.schedule.staggered_optimizer = !no_stagger;
+  } else if (recycle && exact) {
+    plan = solve_exact(layout, failed, costs, why);
     if (!plan.feasible) return std::nullopt;
     plan.schedule.staggered_optimizer = !no_stagger;
   } else if (recycle) {

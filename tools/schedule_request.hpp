@@ -1,5 +1,6 @@
 // The flags that ask for a schedule by name, shared by `recycle plan` and `recycle simulate`:
-// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger, --plan-table FILE.
+// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger, --plan-table FILE, --exact
+// [--time-limit S].
 #pragma once
 
 #include <optional>
@@ -19,6 +20,8 @@ struct ScheduleRequest {
   std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
   bool no_stagger = false;                   ///< recycle: keep the global optimizer barrier
   std::string plan_table;                    ///< recycle: look the plan up in this file
+  bool exact = false;                        ///< recycle: solve the MILP with CBC
+  double time_limit_s = 60;                  ///< for --exact
 
   /// Adds --schedule, --fail, --memory-limit, --no-stagger and --plan-table; returns the --schedule
   /// option.
@@ -32,6 +35,10 @@ struct ScheduleRequest {
                                                       std::string& why) const;
 
  private:
+  [[nodiscard]] planner::RecyclePlan solve_exact(const planner::Layout& layout,
+                                                 const std::vector<planner::WorkerId>& failed,
+                                                 const planner::Costs& costs,
+                                                 std::string& why) const;
   [[nodiscard]] planner::RecyclePlan look_up(const planner::Layout& layout,
                                              const std::vector<planner::WorkerId>& failed,
                                              std::string& why) const;

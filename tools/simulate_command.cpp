@@ -144,7 +144,7 @@ Command add_simulate_command(CLI::App& app) {
       "Schedule file (JSON or PyTorch CSV), compute-only or lowered; its layout is used");
   file->excludes(schedule);
   for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave", "--memory-limit",
-                           "--fail", "--no-stagger", "--plan-table"})
+                           "--fail", "--no-stagger", "--plan-table", "--exact", "--time-limit"})
     file->excludes(sub->get_option(flag));
   sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")
       ->check(CLI::Range(1, kMaxIterations));

@@ -114,3 +114,13 @@ cli_shell_test("plan-table for another layout" 2 "--plan-table: .* was made for 
 cli_test("plan-table needs -o" 2 "--output: required" plan-table --pp 4 --dp 4 --microbatches 4)
 cli_test("plan-table too many sets" 2 "--max-failures: more than 100000 canonical failure sets"
   plan-table --pp 16 --dp 128 --microbatches 4 --max-failures 8 -o ${OUT}/big.json)
+
+# recycle --exact. PP 2, 1 pipeline, 2 micro-batches, F = I = W = 1 s, worked out by hand: stage 0
+# runs F0, F1 by 2 s and waits for micro-batch 0's gradient until 3 s (F0 and I0 on stage 1), then
+# has 4 s of I and W left: the optimum is 7 s.
+cli_test("plan exact tiny optimum" 0 "exact: dp 1 x pp 2, 2 micro-batches, makespan 7 s"
+  plan --schedule recycle --pp 2 --microbatches 2 --costs 1,1,1 --exact)
+cli_test("plan exact with another schedule" 2 "--exact: solves recycle plans"
+  plan --schedule zb-h1 --pp 2 --microbatches 2 --exact)
+cli_test("plan exact zero-cost W" 2 "--costs: --exact needs every F, I and W to take some time"
+  plan --schedule recycle --pp 2 --microbatches 2 --costs 1,1,0 --exact)

@@ -10,7 +10,7 @@
 namespace recycle {
 
 struct CsvRow {
-  std::size_t line = 0;              /// 1-based line number in the source
+  std::size_t line = 0;  /// 1-based line number in the source
   std::vector<std::string> fields;
 
   /// "file:line", for InputError.

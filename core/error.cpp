@@ -12,7 +12,9 @@ std::string join(const std::string& where, const std::string& problem) {
 }  // namespace
 
 InputError::InputError(std::string where, std::string problem)
-    : std::runtime_error(join(where, problem)), where_(std::move(where)), problem_(std::move(problem)) {}
+    : std::runtime_error(join(where, problem)),
+      where_(std::move(where)),
+      problem_(std::move(problem)) {}
 
 void assertion_failed(const char* expr, const char* file, int line, const std::string& why) {
   std::fprintf(stderr, "internal error: %s:%d: assertion `%s` failed: %s\n", file, line, expr,

@@ -23,11 +23,12 @@ class InputError : public std::runtime_error {
   std::string problem_;
 };
 
-[[noreturn]] void assertion_failed(const char* expr, const char* file, int line, const std::string& why);
+[[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
+                                   const std::string& why);
 
 }  // namespace recycle
 
-#define RECYCLE_ASSERT(cond, why)                                            \
-  do {                                                                       \
+#define RECYCLE_ASSERT(cond, why)                                             \
+  do {                                                                        \
     if (!(cond)) ::recycle::assertion_failed(#cond, __FILE__, __LINE__, why); \
   } while (false)

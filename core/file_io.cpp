@@ -15,7 +15,8 @@ namespace recycle {
 std::string read_text_file(const std::string& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
-  if (std::filesystem::is_directory(path, ec)) throw InputError(path, "is a directory, expected a file");
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(path, "is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open for reading");
   std::ostringstream buffer;
@@ -23,8 +24,10 @@ std::string read_text_file(const std::string& path) {
   if (in.bad()) throw InputError(path, "read error");
   std::string content = std::move(buffer).str();
   if (const auto nul = content.find('\0'); nul != std::string::npos) {
-    const auto line = 1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
-    throw InputError(path + ":" + std::to_string(line), "binary content (NUL byte), expected a text file");
+    const auto line =
+        1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    throw InputError(path + ":" + std::to_string(line),
+                     "binary content (NUL byte), expected a text file");
   }
   return content;
 }

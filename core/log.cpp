@@ -9,9 +9,15 @@ void setup_logging(Verbosity verbosity) {
   auto logger = spdlog::stderr_logger_st("recycle");
   logger->set_pattern("%^%l%$: %v");
   switch (verbosity) {
-    case Verbosity::kQuiet: logger->set_level(spdlog::level::err); break;
-    case Verbosity::kNormal: logger->set_level(spdlog::level::info); break;
-    case Verbosity::kVerbose: logger->set_level(spdlog::level::debug); break;
+    case Verbosity::kQuiet:
+      logger->set_level(spdlog::level::err);
+      break;
+    case Verbosity::kNormal:
+      logger->set_level(spdlog::level::info);
+      break;
+    case Verbosity::kVerbose:
+      logger->set_level(spdlog::level::debug);
+      break;
   }
   spdlog::set_default_logger(logger);
 }

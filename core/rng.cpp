@@ -14,7 +14,9 @@ std::uint64_t splitmix64(std::uint64_t& x) noexcept {
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
 }
-std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+  return (x << k) | (x >> (64 - k));
+}
 }  // namespace
 
 Rng::Rng(std::uint64_t seed) noexcept {
@@ -33,7 +35,9 @@ std::uint64_t Rng::next() noexcept {
   return result;
 }
 
-double Rng::uniform() noexcept { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
+double Rng::uniform() noexcept {
+  return static_cast<double>(next() >> 11) * 0x1.0p-53;
+}
 
 std::uint64_t Rng::below(std::uint64_t n) noexcept {
   // Lemire's multiply-shift with rejection: unbiased.
@@ -44,7 +48,9 @@ std::uint64_t Rng::below(std::uint64_t n) noexcept {
   }
 }
 
-double Rng::exponential(double mean) noexcept { return -mean * std::log1p(-uniform()); }
+double Rng::exponential(double mean) noexcept {
+  return -mean * std::log1p(-uniform());
+}
 
 double Rng::normal(double mean, double stddev) noexcept {
   const double u1 = 1.0 - uniform();  // (0, 1]

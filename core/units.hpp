@@ -7,10 +7,10 @@
 
 namespace recycle {
 
-using Nanos = std::int64_t;      /// simulated time, nanoseconds
-using Bytes = std::int64_t;      /// a size in bytes
-using BytesPerSecond = double;   /// a bandwidth
-using Seconds = double;          /// a duration read from or written to a user-facing file
+using Nanos = std::int64_t;     /// simulated time, nanoseconds
+using Bytes = std::int64_t;     /// a size in bytes
+using BytesPerSecond = double;  /// a bandwidth
+using Seconds = double;         /// a duration read from or written to a user-facing file
 
 inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
 

@@ -12,11 +12,16 @@ Nanos Costs::duration(const Action& action) const noexcept {
   if (vs >= virtual_stages.size()) return 0;
   const StageCost& c = virtual_stages[vs];
   switch (action.type) {
-    case ActionType::kForward: return c.forward;
-    case ActionType::kBackwardInput: return c.backward_input;
-    case ActionType::kBackwardWeight: return c.backward_weight;
-    case ActionType::kBackward: return c.backward_input + c.backward_weight;
-    default: return 0;
+    case ActionType::kForward:
+      return c.forward;
+    case ActionType::kBackwardInput:
+      return c.backward_input;
+    case ActionType::kBackwardWeight:
+      return c.backward_weight;
+    case ActionType::kBackward:
+      return c.backward_input + c.backward_weight;
+    default:
+      return 0;
   }
 }
 

@@ -8,26 +8,30 @@
 
 namespace recycle::planner {
 
-std::vector<WorkerId> parse_failures(const std::string& text, const Layout& layout, const std::string& flag) {
+std::vector<WorkerId> parse_failures(const std::string& text, const Layout& layout,
+                                     const std::string& flag) {
   std::vector<WorkerId> failed;
   if (trim(text).empty()) return failed;
   for (const std::string_view item : split(text, ',')) {
     const auto parts = split(item, ':');
     if (parts.size() != 2) {
-      throw InputError(flag, "expected DP:STAGE pairs separated by commas, got '" + std::string(item) + "'");
+      throw InputError(
+          flag, "expected DP:STAGE pairs separated by commas, got '" + std::string(item) + "'");
     }
     const std::int64_t dp = parse_int(parts[0], flag);
     const std::int64_t stage = parse_int(parts[1], flag);
     if (dp < 0 || dp >= layout.dp || stage < 0 || stage >= layout.pp) {
-      throw InputError(flag, "worker " + std::string(trim(item)) + " is outside the layout (dp 0.." +
-                                 std::to_string(layout.dp - 1) + ", stage 0.." + std::to_string(layout.pp - 1) + ")");
+      throw InputError(flag, "worker " + std::string(trim(item)) +
+                                 " is outside the layout (dp 0.." + std::to_string(layout.dp - 1) +
+                                 ", stage 0.." + std::to_string(layout.pp - 1) + ")");
     }
     failed.push_back({static_cast<std::int32_t>(dp), static_cast<std::int32_t>(stage)});
   }
   std::sort(failed.begin(), failed.end());
   const auto dup = std::adjacent_find(failed.begin(), failed.end());
   if (dup != failed.end()) {
-    throw InputError(flag, "worker " + std::to_string(dup->dp) + ":" + std::to_string(dup->stage) + " is listed twice");
+    throw InputError(flag, "worker " + std::to_string(dup->dp) + ":" + std::to_string(dup->stage) +
+                               " is listed twice");
   }
   return failed;
 }
@@ -49,7 +53,8 @@ CanonicalFailures canonicalize(const std::vector<WorkerId>& failed, const Layout
   for (std::size_t i = 0; i < c.to_original.size(); ++i) {
     c.to_canonical[static_cast<std::size_t>(c.to_original[i])] = static_cast<std::int32_t>(i);
   }
-  for (const WorkerId& w : failed) c.failed.push_back({c.to_canonical[static_cast<std::size_t>(w.dp)], w.stage});
+  for (const WorkerId& w : failed)
+    c.failed.push_back({c.to_canonical[static_cast<std::size_t>(w.dp)], w.stage});
   std::sort(c.failed.begin(), c.failed.end());
   for (const WorkerId& w : c.failed) {
     c.key += (c.key.empty() ? "" : ",") + std::to_string(w.dp) + ":" + std::to_string(w.stage);

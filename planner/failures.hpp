@@ -21,13 +21,14 @@ namespace recycle::planner {
                                                    const std::string& flag = "--fail");
 
 struct CanonicalFailures {
-  std::vector<WorkerId> failed;         ///< in canonical labels, sorted
+  std::vector<WorkerId> failed;            ///< in canonical labels, sorted
   std::vector<std::int32_t> to_canonical;  ///< original dp -> canonical dp
   std::vector<std::int32_t> to_original;   ///< canonical dp -> original dp
-  std::string key;                      ///< e.g. "0:3,0:5,1:2": identical for relabelled sets
+  std::string key;                         ///< e.g. "0:3,0:5,1:2": identical for relabelled sets
 };
 
-[[nodiscard]] CanonicalFailures canonicalize(const std::vector<WorkerId>& failed, const Layout& layout);
+[[nodiscard]] CanonicalFailures canonicalize(const std::vector<WorkerId>& failed,
+                                             const Layout& layout);
 
 /// Relabels every dp index (workers, owners, failed workers, routes) through `to_new` and re-sorts.
 [[nodiscard]] Schedule relabel(const Schedule& schedule, const std::vector<std::int32_t>& to_new);

@@ -41,8 +41,10 @@ void require_layout(const Layout& layout) {
 std::vector<Action> gpipe_order(const Layout& layout, std::int32_t stage) {
   std::vector<Action> order;
   order.reserve(static_cast<std::size_t>(2 * layout.microbatches));
-  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
-  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) order.push_back(make(ActionType::kBackward, stage, mb));
+  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb)
+    order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t mb = 0; mb < layout.microbatches; ++mb)
+    order.push_back(make(ActionType::kBackward, stage, mb));
   return order;
 }
 
@@ -51,12 +53,14 @@ std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage) 
   const std::int32_t warmup = std::min(layout.pp - stage - 1, m);
   std::vector<Action> order;
   order.reserve(static_cast<std::size_t>(2 * m));
-  for (std::int32_t mb = 0; mb < warmup; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t mb = 0; mb < warmup; ++mb)
+    order.push_back(make(ActionType::kForward, stage, mb));
   for (std::int32_t k = 0; k < m - warmup; ++k) {
     order.push_back(make(ActionType::kForward, stage, warmup + k));
     order.push_back(make(ActionType::kBackward, stage, k));
   }
-  for (std::int32_t mb = m - warmup; mb < m; ++mb) order.push_back(make(ActionType::kBackward, stage, mb));
+  for (std::int32_t mb = m - warmup; mb < m; ++mb)
+    order.push_back(make(ActionType::kBackward, stage, mb));
   return order;
 }
 
@@ -92,13 +96,15 @@ std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage) 
 std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
   // 1F1B's order of F and I; stage s holds back its first s Ws, so that the I of the next
   // micro-batch is not delayed behind a W while upstream stages wait for it. The held-back Ws
-  // fill the cool-down. Peak activations on stage s: (pp - s - 1) + s + 1 = pp, 1F1B's stage-0 peak.
+  // fill the cool-down. Peak activations on stage s: (pp - s - 1) + s + 1 = pp, 1F1B's stage-0
+  // peak.
   const std::int32_t m = layout.microbatches;
   const std::int32_t warmup = std::min(layout.pp - stage - 1, m);
   std::vector<Action> order;
   order.reserve(static_cast<std::size_t>(3 * m));
   std::int32_t next_w = 0;
-  for (std::int32_t mb = 0; mb < warmup; ++mb) order.push_back(make(ActionType::kForward, stage, mb));
+  for (std::int32_t mb = 0; mb < warmup; ++mb)
+    order.push_back(make(ActionType::kForward, stage, mb));
   for (std::int32_t k = 0; k < m - warmup; ++k) {
     order.push_back(make(ActionType::kForward, stage, warmup + k));
     order.push_back(make(ActionType::kBackwardInput, stage, k));
@@ -129,13 +135,15 @@ std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs&
     for (WorkerSchedule& w : workers) best.push_back(std::move(w.actions));
   };
   for (const bool wait : {false, true}) {
-    ListScheduleInput input{&skeleton, &costs, uniform_limit(layout, memory_limit), true, false, wait};
+    ListScheduleInput input{&skeleton, &costs, uniform_limit(layout, memory_limit),
+                            true,      false,  wait};
     ListScheduleResult r = list_schedule(input);
     offer(std::move(r.workers), r.makespan);
   }
   if (layout.pp <= memory_limit) {
     Schedule h1 = skeleton;
-    for (std::int32_t s = 0; s < layout.pp; ++s) h1.workers.push_back({{0, s}, zb_h1_order(layout, s)});
+    for (std::int32_t s = 0; s < layout.pp; ++s)
+      h1.workers.push_back({{0, s}, zb_h1_order(layout, s)});
     const auto timeline = compute_timeline(h1, costs);
     RECYCLE_ASSERT(timeline.has_value(), "ZB-H1 deadlocked");
     offer(std::move(h1.workers), timeline->makespan);
@@ -161,7 +169,8 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     const Costs costs = options.costs.virtual_stages.empty()
                             ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
                             : options.costs;
-    const std::int32_t limit = std::min(2 * layout.pp - 1, options.memory_limit.value_or(2 * layout.pp - 1));
+    const std::int32_t limit =
+        std::min(2 * layout.pp - 1, options.memory_limit.value_or(2 * layout.pp - 1));
     stage_orders = zb_h2_orders(layout, costs, limit);
   }
   for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
@@ -173,7 +182,8 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
       stage_orders.push_back(one_f_one_b_order(layout, s));
     } else if (name == "interleaved") {
       if (layout.interleave < 2) {
-        throw InputError("--interleave", "the interleaved schedule needs at least 2 chunks per worker");
+        throw InputError("--interleave",
+                         "the interleaved schedule needs at least 2 chunks per worker");
       }
       if (layout.microbatches % layout.pp != 0) {
         throw InputError("--microbatches", "the interleaved schedule needs a multiple of --pp (" +
@@ -187,7 +197,8 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     } else {
       std::string known;
       for (const auto& n : fault_free_generator_names()) known += (known.empty() ? "" : ", ") + n;
-      throw InputError("--schedule", "unknown schedule '" + std::string(name) + "', expected one of " + known);
+      throw InputError("--schedule",
+                       "unknown schedule '" + std::string(name) + "', expected one of " + known);
     }
   }
 

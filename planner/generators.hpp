@@ -3,11 +3,13 @@
 // the same order. planner/lower.hpp adds communication and the optimizer step.
 //
 //  gpipe        all forwards, then all backwards (B)
-//  1f1b         warm-up of pp - s - 1 forwards on stage s, then one forward one backward (Megatron-LM)
-//  interleaved  Megatron-LM's interleaved 1F1B with V chunks per worker (needs M % PP == 0)
-//  zb-h1        Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B order with B split into I and W, stage s
+//  1f1b         warm-up of pp - s - 1 forwards on stage s, then one forward one backward
+//  (Megatron-LM) interleaved  Megatron-LM's interleaved 1F1B with V chunks per worker (needs M % PP
+//  == 0) zb-h1        Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B order with B split into I and W,
+//  stage s
 //               defers its first s Ws so I runs early; peak activations as 1F1B
-//  zb-h2        Zero Bubble H2: up to 2pp - 1 micro-batches of activations per worker (or the memory
+//  zb-h2        Zero Bubble H2: up to 2pp - 1 micro-batches of activations per worker (or the
+//  memory
 //               limit, if lower), list-scheduled with the costs: I first, then F while memory
 //               allows, then W (planner/list_scheduler.hpp); ZB-H1's order is kept instead when it
 //               is faster. The extra memory removes the (I - W) part of ZB-H1's bubble.
@@ -26,8 +28,8 @@ namespace recycle::planner {
 
 struct GeneratorOptions {
   Layout layout;
-  Costs costs;                              ///< per virtual stage; may be empty for order-only generators
-  std::optional<std::int32_t> memory_limit; ///< micro-batches of activations per worker
+  Costs costs;  ///< per virtual stage; may be empty for order-only generators
+  std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
 };
 
 /// The names accepted by generate_fault_free, in the order `--help` lists them.
@@ -44,7 +46,8 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
 /// All stages at once: the order depends on the costs. `memory_limit` in micro-batches.
-[[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs& costs,
+[[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,
+                                                            const Costs& costs,
                                                             std::int32_t memory_limit);
 
 }  // namespace recycle::planner

@@ -166,10 +166,12 @@ class Scheduler {
 
  private:
   std::size_t flat(WorkerId id) const {
-    return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) + static_cast<std::size_t>(id.stage);
+    return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) +
+           static_cast<std::size_t>(id.stage);
   }
   std::size_t task(std::int32_t owner, std::int32_t stage, std::int32_t mb) const {
-    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) + static_cast<std::size_t>(stage)) *
+    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) +
+            static_cast<std::size_t>(stage)) *
                static_cast<std::size_t>(layout_.microbatches) +
            static_cast<std::size_t>(mb);
   }
@@ -190,11 +192,12 @@ class Scheduler {
     const std::int32_t limit = in_.memory_limit[static_cast<std::size_t>(x.id.stage)];
     if (!x.input.empty()) consider(x.input.top().ready, kInput);
     if (!x.forward.empty() && x.held < limit) consider(x.forward.top().ready, kForward);
-    const bool gradient_first =
-        in_.wait_for_gradient && !x.input.empty() && x.input.top().ready < x.free_at + weight_cost(x.id.stage);
+    const bool gradient_first = in_.wait_for_gradient && !x.input.empty() &&
+                                x.input.top().ready < x.free_at + weight_cost(x.id.stage);
     if (!gradient_first) {
       if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
-      if (!x.rerouted_weight.empty()) consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
+      if (!x.rerouted_weight.empty())
+        consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
     }
     heap_.set(w, found ? std::optional<Candidate>(best) : std::nullopt);
   }
@@ -248,13 +251,15 @@ class Scheduler {
       }
     } else if (type == ActionType::kBackwardInput || type == ActionType::kBackward) {
       if (type == ActionType::kBackwardInput) {
-        (r.owner == x.id.dp ? x.own_weight : x.rerouted_weight).push_back({end, r.microbatch, r.owner});
+        (r.owner == x.id.dp ? x.own_weight : x.rerouted_weight)
+            .push_back({end, r.microbatch, r.owner});
       }
       if (s > 0) {
         other = worker_index(r.owner, s - 1, r.microbatch);
         // The upstream F ran before this stage's F, so its end is known.
         const Nanos f = f_end_[task(r.owner, s - 1, r.microbatch)];
-        workers_[static_cast<std::size_t>(other)].input.push({std::max(end, f), r.microbatch, r.owner});
+        workers_[static_cast<std::size_t>(other)].input.push(
+            {std::max(end, f), r.microbatch, r.owner});
       }
     }
     refresh(c.worker);
@@ -275,10 +280,12 @@ class Scheduler {
 }  // namespace
 
 ListScheduleResult list_schedule(const ListScheduleInput& input) {
-  RECYCLE_ASSERT(input.skeleton != nullptr && input.costs != nullptr, "list_schedule needs a skeleton and costs");
+  RECYCLE_ASSERT(input.skeleton != nullptr && input.costs != nullptr,
+                 "list_schedule needs a skeleton and costs");
   RECYCLE_ASSERT(input.memory_limit.size() == static_cast<std::size_t>(input.skeleton->layout.pp),
                  "one memory limit per stage");
-  for (const std::int32_t limit : input.memory_limit) RECYCLE_ASSERT(limit >= 1, "memory limit below one micro-batch");
+  for (const std::int32_t limit : input.memory_limit)
+    RECYCLE_ASSERT(limit >= 1, "memory limit below one micro-batch");
   return Scheduler(input).run();
 }
 

@@ -19,8 +19,9 @@
 namespace recycle::planner {
 
 struct ListScheduleInput {
-  const Schedule* skeleton = nullptr;  ///< layout, failed workers and routes; its worker lists are ignored
-  const Costs* costs = nullptr;        ///< per virtual stage
+  const Schedule* skeleton =
+      nullptr;  ///< layout, failed workers and routes; its worker lists are ignored
+  const Costs* costs = nullptr;  ///< per virtual stage
   /// Micro-batches of activations a worker may hold, per stage (size pp).
   std::vector<std::int32_t> memory_limit;
   bool defer_rerouted_w = true;  ///< re-routed Ws after the worker's own Ws
@@ -31,8 +32,9 @@ struct ListScheduleInput {
 };
 
 struct ListScheduleResult {
-  std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions, sorted by (dp, stage)
-  Nanos makespan = 0;                   ///< of one iteration, with the input's costs, free communication
+  std::vector<WorkerSchedule>
+      workers;         ///< every live worker's compute actions, sorted by (dp, stage)
+  Nanos makespan = 0;  ///< of one iteration, with the input's costs, free communication
 };
 
 /// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. The

@@ -29,12 +29,14 @@ Schedule lower(const Schedule& schedule) {
       if (a.type == ActionType::kForward && vs > 0 && remote(a, vs - 1)) {
         lowered.push_back(with_type(a, ActionType::kRecvF, vs));
       }
-      if (backward && vs < last && remote(a, vs + 1)) lowered.push_back(with_type(a, ActionType::kRecvB, vs));
+      if (backward && vs < last && remote(a, vs + 1))
+        lowered.push_back(with_type(a, ActionType::kRecvB, vs));
       lowered.push_back(a);
       if (a.type == ActionType::kForward && vs < last && remote(a, vs + 1)) {
         lowered.push_back(with_type(a, ActionType::kSendF, vs));
       }
-      if (backward && vs > 0 && remote(a, vs - 1)) lowered.push_back(with_type(a, ActionType::kSendB, vs));
+      if (backward && vs > 0 && remote(a, vs - 1))
+        lowered.push_back(with_type(a, ActionType::kSendB, vs));
     }
     lowered.push_back(Action{ActionType::kReduceGrad, self.stage, -1, self.dp});
     lowered.push_back(Action{ActionType::kOptimizer, self.stage, -1, self.dp});

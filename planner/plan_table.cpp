@@ -11,7 +11,8 @@ namespace recycle::planner {
 namespace {
 
 /// Calls `visit` with every size-k subset of [0, n) in lexicographic order.
-void for_each_combination(std::int32_t n, std::int32_t k, const std::function<void(const std::vector<std::int32_t>&)>& visit) {
+void for_each_combination(std::int32_t n, std::int32_t k,
+                          const std::function<void(const std::vector<std::int32_t>&)>& visit) {
   std::vector<std::int32_t> c(static_cast<std::size_t>(k));
   for (std::int32_t i = 0; i < k; ++i) c[static_cast<std::size_t>(i)] = i;
   while (true) {
@@ -20,13 +21,15 @@ void for_each_combination(std::int32_t n, std::int32_t k, const std::function<vo
     while (i >= 0 && c[static_cast<std::size_t>(i)] == n - k + i) --i;
     if (i < 0) return;
     ++c[static_cast<std::size_t>(i)];
-    for (std::int32_t j = i + 1; j < k; ++j) c[static_cast<std::size_t>(j)] = c[static_cast<std::size_t>(j - 1)] + 1;
+    for (std::int32_t j = i + 1; j < k; ++j)
+      c[static_cast<std::size_t>(j)] = c[static_cast<std::size_t>(j - 1)] + 1;
   }
 }
 
 }  // namespace
 
-std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout, std::int32_t max_failures,
+std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout,
+                                                          std::int32_t max_failures,
                                                           std::size_t max_sets) {
   // A canonical set gives pipeline 0, 1, ... non-empty sets of failed stages in canonical order:
   // sizes never grow, and sets of equal size never decrease lexicographically.
@@ -41,7 +44,8 @@ std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout, 
         }
         out.push_back(current);
         if (pipeline >= layout.dp || budget == 0) return;
-        const auto largest = std::min<std::int32_t>(budget, previous.empty() ? layout.pp : static_cast<std::int32_t>(previous.size()));
+        const auto largest = std::min<std::int32_t>(
+            budget, previous.empty() ? layout.pp : static_cast<std::int32_t>(previous.size()));
         for (std::int32_t k = largest; k >= 1; --k) {
           for_each_combination(layout.pp, k, [&](const std::vector<std::int32_t>& stages) {
             if (static_cast<std::int32_t>(previous.size()) == k && stages < previous) return;
@@ -64,7 +68,8 @@ std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout, 
   return out;
 }
 
-PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures, std::size_t max_sets) {
+PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures,
+                           std::size_t max_sets) {
   PlanTable table;
   table.layout = base.layout;
   table.max_failures = max_failures;

@@ -24,12 +24,16 @@ struct PlanTable {
 /// Every canonical failure set of 1..max_failures workers (plus the empty set) that leaves every
 /// stage a live replica, in canonical form; fails with InputError naming --max-failures if there
 /// are more than `max_sets`.
-[[nodiscard]] std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout, std::int32_t max_failures,
+[[nodiscard]] std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout,
+                                                                        std::int32_t max_failures,
                                                                         std::size_t max_sets);
 
-[[nodiscard]] PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures, std::size_t max_sets);
+[[nodiscard]] PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures,
+                                         std::size_t max_sets);
 
-/// The plan for `failed` (original labels), or nullopt if the table does not hold its canonical form.
-[[nodiscard]] std::optional<RecyclePlan> lookup(const PlanTable& table, const std::vector<WorkerId>& failed);
+/// The plan for `failed` (original labels), or nullopt if the table does not hold its canonical
+/// form.
+[[nodiscard]] std::optional<RecyclePlan> lookup(const PlanTable& table,
+                                                const std::vector<WorkerId>& failed);
 
 }  // namespace recycle::planner

@@ -15,7 +15,8 @@ namespace recycle::planner {
 namespace {
 
 std::size_t flat(const Layout& layout, std::int32_t dp, std::int32_t stage) {
-  return static_cast<std::size_t>(dp) * static_cast<std::size_t>(layout.pp) + static_cast<std::size_t>(stage);
+  return static_cast<std::size_t>(dp) * static_cast<std::size_t>(layout.pp) +
+         static_cast<std::size_t>(stage);
 }
 
 /// Shared by both planners: the layout check and the dead-stage answer.
@@ -25,12 +26,14 @@ std::optional<RecyclePlan> infeasible(const Layout& layout, const std::vector<Wo
   if (dead < 0) return std::nullopt;
   RecyclePlan plan;
   plan.dead_stage = dead;
-  plan.reason = "stage " + std::to_string(dead) + " has no live worker: all " + std::to_string(layout.dp) +
-                " of its data-parallel replicas have failed, so its micro-batches cannot be re-routed";
+  plan.reason =
+      "stage " + std::to_string(dead) + " has no live worker: all " + std::to_string(layout.dp) +
+      " of its data-parallel replicas have failed, so its micro-batches cannot be re-routed";
   return plan;
 }
 
-Schedule skeleton(const Layout& layout, const std::vector<WorkerId>& failed, std::string generator) {
+Schedule skeleton(const Layout& layout, const std::vector<WorkerId>& failed,
+                  std::string generator) {
   Schedule s;
   s.generator = std::move(generator);
   s.layout = layout;
@@ -82,8 +85,9 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (auto no = infeasible(options.layout, options.failed)) return *no;
   const Layout& layout = options.layout;
   const CanonicalFailures canonical = canonicalize(options.failed, layout);
-  const Costs costs = options.costs.virtual_stages.empty() ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
-                                                           : options.costs;
+  const Costs costs = options.costs.virtual_stages.empty()
+                          ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
+                          : options.costs;
   const std::int32_t limit = options.memory_limit.value_or(layout.pp);
   // Without failures every pipeline runs the same lists: plan one and copy it.
   const bool fault_free = canonical.failed.empty();
@@ -95,7 +99,8 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   // the limit. The uniform limit is best on average; the tighter ones win where holding fewer
   // micro-batches lets gradients overtake forwards. They run on their own threads.
   std::vector<ListScheduleInput> candidates;
-  candidates.push_back({&skel, &costs, uniform_limit(skel.layout, limit), options.defer_rerouted_w, false, false});
+  candidates.push_back(
+      {&skel, &costs, uniform_limit(skel.layout, limit), options.defer_rerouted_w, false, false});
   for (const std::int32_t extra : {0, 2}) {
     std::vector<std::int32_t> share = one_f_one_b_limit(skel.layout);
     for (auto& l : share) l = std::min(l + extra, limit);
@@ -130,7 +135,8 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
     }
     if (fits) {
       orders.push_back(skel);
-      for (std::int32_t s = 0; s < layout.pp; ++s) orders[1].workers.push_back({{0, s}, zb_h1_order(skel.layout, s)});
+      for (std::int32_t s = 0; s < layout.pp; ++s)
+        orders[1].workers.push_back({{0, s}, zb_h1_order(skel.layout, s)});
     }
     for (Schedule& order : orders) {
       const auto timeline = compute_timeline(order, costs);

@@ -26,10 +26,10 @@ namespace recycle::planner {
 
 struct RecycleOptions {
   Layout layout;
-  std::vector<WorkerId> failed;             ///< sorted, unique, in range
-  Costs costs;                              ///< per virtual stage; empty: F = I = W = 1
-  std::optional<std::int32_t> memory_limit; ///< micro-batches per worker; default pp (1F1B's peak)
-  bool defer_rerouted_w = true;             ///< decoupled backprop for re-routed micro-batches
+  std::vector<WorkerId> failed;              ///< sorted, unique, in range
+  Costs costs;                               ///< per virtual stage; empty: F = I = W = 1
+  std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp (1F1B's peak)
+  bool defer_rerouted_w = true;              ///< decoupled backprop for re-routed micro-batches
 };
 
 struct RecyclePlan {
@@ -41,14 +41,16 @@ struct RecyclePlan {
 
 /// Routes every micro-batch of every failed worker to a live peer of its stage (see 1. above).
 /// Requires every stage to have a live worker.
-[[nodiscard]] std::vector<Route> balanced_routes(const Layout& layout, const std::vector<WorkerId>& failed);
+[[nodiscard]] std::vector<Route> balanced_routes(const Layout& layout,
+                                                 const std::vector<WorkerId>& failed);
 
 /// The adaptive schedule; infeasible (with the reason) when some stage has no live replica.
 [[nodiscard]] RecyclePlan plan_recycle(const RecycleOptions& options);
 
 /// The naive baseline: the same routes, each worker running its own and re-routed micro-batches
-/// in plain 1F1B order (fused B first, then F while the stage holds fewer than pp - s micro-batches;
-/// no deferral, no stagger).
-[[nodiscard]] RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed);
+/// in plain 1F1B order (fused B first, then F while the stage holds fewer than pp - s
+/// micro-batches; no deferral, no stagger).
+[[nodiscard]] RecyclePlan plan_naive_reroute(const Layout& layout,
+                                             const std::vector<WorkerId>& failed);
 
 }  // namespace recycle::planner

@@ -23,8 +23,9 @@ RouteTable::RouteTable(const Schedule& schedule) : layout_(schedule.layout) {
     std::fill_n(dp_.begin() + static_cast<std::ptrdiff_t>(owner * per_owner), per_owner, owner);
   }
   for (const Route& r : schedule.routes) {
-    const bool in_range = r.owner >= 0 && r.owner < layout_.dp && r.stage >= 0 && r.stage < layout_.pp &&
-                          r.microbatch >= 0 && r.microbatch < layout_.microbatches;
+    const bool in_range = r.owner >= 0 && r.owner < layout_.dp && r.stage >= 0 &&
+                          r.stage < layout_.pp && r.microbatch >= 0 &&
+                          r.microbatch < layout_.microbatches;
     if (in_range) dp_[index(r.owner, r.stage, r.microbatch)] = r.dp;
   }
 }

@@ -263,7 +263,8 @@ std::string to_json(const Schedule& schedule) {
   out += R"(  "layout": {"dp": )" + std::to_string(layout.dp) + R"(, "pp": )" +
          std::to_string(layout.pp) + R"(, "microbatches": )" + std::to_string(layout.microbatches) +
          R"(, "interleave": )" + std::to_string(layout.interleave) + "},\n";
-  out += R"(  "optimizer": ")" + std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
+  out += R"(  "optimizer": ")" +
+         std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
   out += R"(  "failed": )";
   append_array(out, schedule.failed, append_worker_id);
   out += ",\n";

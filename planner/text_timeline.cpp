@@ -30,7 +30,8 @@ std::string render_text_timeline(const Schedule& schedule, const Timeline& timel
     const auto& actions = schedule.workers[w].actions;
     for (std::size_t i = 0; i < actions.size(); ++i) {
       if (!is_compute(actions[i].type)) continue;
-      quantum = std::gcd(quantum, std::gcd(timeline.workers[w][i].start, timeline.workers[w][i].end));
+      quantum =
+          std::gcd(quantum, std::gcd(timeline.workers[w][i].start, timeline.workers[w][i].end));
       widest_label = std::max(widest_label, label(actions[i], schedule.workers[w], layout).size());
     }
   }
@@ -56,8 +57,8 @@ std::string render_text_timeline(const Schedule& schedule, const Timeline& timel
 
   std::string out = fmt::format("{}: dp {} x pp {}", schedule.generator, layout.dp, layout.pp);
   if (layout.interleave > 1) out += fmt::format(" x {} chunks", layout.interleave);
-  out += fmt::format(", {} micro-batches, makespan {:g} s; one column = {:.4g} s\n", layout.microbatches,
-                     to_seconds(makespan), 1.0 / columns_per_ns / 1e9);
+  out += fmt::format(", {} micro-batches, makespan {:g} s; one column = {:.4g} s\n",
+                     layout.microbatches, to_seconds(makespan), 1.0 / columns_per_ns / 1e9);
 
   const std::size_t tick_every = 10;
   std::string axis_labels;

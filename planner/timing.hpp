@@ -28,7 +28,9 @@ using DurationFn = std::function<Nanos(WorkerId, const Action&)>;
 
 /// Times one iteration of `schedule`. Returns nullopt if the schedule deadlocks (a dependency
 /// cycle); run planner/validator.hpp for the reason.
-[[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule, const DurationFn& duration);
-[[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule, const Costs& costs);
+[[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule,
+                                                       const DurationFn& duration);
+[[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule,
+                                                       const Costs& costs);
 
 }  // namespace recycle::planner

@@ -14,18 +14,20 @@
 namespace recycle::planner {
 
 enum class Rule {
-  kLayout,        ///< layout values out of range
-  kWorker,        ///< worker out of range, listed twice, or failed but listed
-  kAction,        ///< action that cannot run on this worker (wrong stage, micro-batch or owner out of range)
-  kMissing,       ///< a micro-batch's F/I/W/B missing at some virtual stage
-  kDuplicate,     ///< a micro-batch's F/I/W/B done twice at some virtual stage
-  kWrongWorker,   ///< F not on the routed worker; I/W/B not on the worker that ran the F
-  kOrder,         ///< on one worker: I before its F, W before its I, compute before its RECV, ...
-  kRoute,         ///< bad routes table: out of range, duplicate, to a failed worker, or missing for a failed one
-  kComm,          ///< SEND without its RECV (or the reverse), or between the wrong workers
-  kIteration,     ///< REDUCE_GRAD/OPT missing on some peers, duplicated, or before a W of the worker
-  kDeadlock,      ///< dependency cycle between workers
-  kMemory,        ///< more micro-batches' activations held at once than the limit
+  kLayout,     ///< layout values out of range
+  kWorker,     ///< worker out of range, listed twice, or failed but listed
+  kAction,     ///< action that cannot run on this worker (wrong stage, micro-batch or owner out of
+               ///< range)
+  kMissing,    ///< a micro-batch's F/I/W/B missing at some virtual stage
+  kDuplicate,  ///< a micro-batch's F/I/W/B done twice at some virtual stage
+  kWrongWorker,  ///< F not on the routed worker; I/W/B not on the worker that ran the F
+  kOrder,        ///< on one worker: I before its F, W before its I, compute before its RECV, ...
+  kRoute,      ///< bad routes table: out of range, duplicate, to a failed worker, or missing for a
+               ///< failed one
+  kComm,       ///< SEND without its RECV (or the reverse), or between the wrong workers
+  kIteration,  ///< REDUCE_GRAD/OPT missing on some peers, duplicated, or before a W of the worker
+  kDeadlock,   ///< dependency cycle between workers
+  kMemory,     ///< more micro-batches' activations held at once than the limit
 };
 
 [[nodiscard]] std::string_view rule_name(Rule rule) noexcept;
@@ -44,7 +46,8 @@ struct ValidationOptions {
 };
 
 /// Every broken rule, in a deterministic order; empty when the schedule is valid.
-[[nodiscard]] std::vector<Violation> validate(const Schedule& schedule, const ValidationOptions& options = {});
+[[nodiscard]] std::vector<Violation> validate(const Schedule& schedule,
+                                              const ValidationOptions& options = {});
 
 /// Peak number of (virtual stage, micro-batch) pairs whose activations each worker holds at once
 /// (+1 at F, -1 at W or B), parallel to Schedule::workers. Divide by interleave for micro-batches.

@@ -36,12 +36,14 @@ BytesPerSecond read_bandwidth(const JsonView& parent, std::string_view key) {
 
 Profile profile_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
-  if (const auto format = root.find("format"); format && format->as_string() != "recycle.profile/1") {
+  if (const auto format = root.find("format");
+      format && format->as_string() != "recycle.profile/1") {
     format->fail("expected \"recycle.profile/1\"");
   }
   Profile p;
   if (const auto name = root.find("name")) p.name = name->as_string();
-  if (const auto tp = root.find("tensor_parallel")) p.tensor_parallel = static_cast<std::int32_t>(tp->as_int(1, 1024));
+  if (const auto tp = root.find("tensor_parallel"))
+    p.tensor_parallel = static_cast<std::int32_t>(tp->as_int(1, 1024));
   const auto stages = root.at("stages").items();
   if (stages.empty()) root.at("stages").fail("expected at least one stage");
   for (const JsonView& s : stages) {
@@ -64,13 +66,16 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
   p.hardware.inter_node_latency = read_seconds(hw, "inter_node_latency_s");
   p.hardware.memory_bytes = read_bytes(hw, "memory_bytes");
   if (p.tensor_parallel > p.hardware.gpus_per_node) {
-    root.at("tensor_parallel").fail("expected at most hardware.gpus_per_node (" +
-                                    std::to_string(p.hardware.gpus_per_node) + ")");
+    root.at("tensor_parallel")
+        .fail("expected at most hardware.gpus_per_node (" +
+              std::to_string(p.hardware.gpus_per_node) + ")");
   }
   return p;
 }
 
-Profile load_profile(const std::string& path) { return profile_from_json(load_json(path), path); }
+Profile load_profile(const std::string& path) {
+  return profile_from_json(load_json(path), path);
+}
 
 nlohmann::json to_json(const Profile& profile) {
   nlohmann::json stages = nlohmann::json::array();

@@ -23,10 +23,10 @@ struct StageProfile {
   Nanos forward = 0;
   Nanos backward_input = 0;
   Nanos backward_weight = 0;
-  Nanos optimizer = 0;            ///< per iteration
-  Bytes activation_bytes = 0;     ///< held from F until W, per micro-batch
-  Bytes output_bytes = 0;         ///< sent to the next stage (and the gradient back), per micro-batch
-  Bytes param_bytes = 0;          ///< weights (and so weight gradients) of the stage
+  Nanos optimizer = 0;         ///< per iteration
+  Bytes activation_bytes = 0;  ///< held from F until W, per micro-batch
+  Bytes output_bytes = 0;      ///< sent to the next stage (and the gradient back), per micro-batch
+  Bytes param_bytes = 0;       ///< weights (and so weight gradients) of the stage
   Bytes optimizer_state_bytes = 0;
 };
 

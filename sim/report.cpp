@@ -72,7 +72,8 @@ std::string describe_layout(const planner::Schedule& schedule) {
   std::string out = fmt::format("dp {} x pp {}, {} micro-batches", l.dp, l.pp, l.microbatches);
   if (l.interleave > 1) out += fmt::format(", interleave {}", l.interleave);
   if (!schedule.failed.empty()) {
-    out += fmt::format(", {} failed worker{}", schedule.failed.size(), schedule.failed.size() == 1 ? "" : "s");
+    out += fmt::format(", {} failed worker{}", schedule.failed.size(),
+                       schedule.failed.size() == 1 ? "" : "s");
   }
   return out;
 }

@@ -7,11 +7,11 @@
 namespace recycle::executor::cuda {
 
 struct DeviceInfo {
-  int device_count = 0;        ///< 0 when no GPU or no driver
-  std::string error;           ///< why device_count is 0, if an error said so
-  int runtime_version = 0;     ///< CUDA runtime, e.g. 13000
-  int cublas_version = 0;      ///< from cublasGetProperty
-  int nccl_version = 0;        ///< from ncclGetVersion
+  int device_count = 0;     ///< 0 when no GPU or no driver
+  std::string error;        ///< why device_count is 0, if an error said so
+  int runtime_version = 0;  ///< CUDA runtime, e.g. 13000
+  int cublas_version = 0;   ///< from cublasGetProperty
+  int nccl_version = 0;     ///< from ncclGetVersion
 };
 
 [[nodiscard]] DeviceInfo query_devices();

@@ -22,12 +22,15 @@ std::string error_of(const auto& fn) {
 TEST_CASE("parse_json reports the line and column of a syntax error") {
   // The missing value after "pp": is on line 2; the parser stops at the '}' in column 9.
   const std::string text = "{\"layout\":\n {\"pp\": }\n}";
-  CHECK(error_of([&] { (void)recycle::parse_json(text, "s.json"); }) == "s.json:2:9: malformed JSON");
-  CHECK(error_of([&] { (void)recycle::parse_json("", "e.json"); }) == "e.json:1:1: empty file, expected JSON");
+  CHECK(error_of([&] { (void)recycle::parse_json(text, "s.json"); }) ==
+        "s.json:2:9: malformed JSON");
+  CHECK(error_of([&] { (void)recycle::parse_json("", "e.json"); }) ==
+        "e.json:1:1: empty file, expected JSON");
 }
 
 TEST_CASE("JsonView names the field path in every error") {
-  const auto j = recycle::parse_json(R"({"layout": {"pp": 0, "dp": "x"}, "workers": [1, {"a": 2}]})", "f.json");
+  const auto j = recycle::parse_json(
+      R"({"layout": {"pp": 0, "dp": "x"}, "workers": [1, {"a": 2}]})", "f.json");
   const JsonView root(j, "f.json");
   CHECK(root.at("layout").at("pp").as_int(0, 10) == 0);
   CHECK(error_of([&] { (void)root.at("layout").at("pp").as_int(1, 10); }) ==
@@ -38,7 +41,8 @@ TEST_CASE("JsonView names the field path in every error") {
   CHECK(error_of([&] { (void)root.at("workers").items()[0].at("a"); }) ==
         "f.json: workers[0]: expected an object, got a number");
   CHECK(root.at("workers").items()[1].at("a").as_double() == 2.0);
-  CHECK(error_of([&] { (void)root.at("layout").items(); }) == "f.json: layout: expected an array, got an object");
+  CHECK(error_of([&] { (void)root.at("layout").items(); }) ==
+        "f.json: layout: expected an array, got an object");
 }
 
 TEST_CASE("as_int rejects fractions and as_nonnegative rejects negatives") {
@@ -46,5 +50,6 @@ TEST_CASE("as_int rejects fractions and as_nonnegative rejects negatives") {
   const JsonView root(j, "f.json");
   CHECK_THROWS_AS((void)root.at("a").as_int(0, 10), InputError);
   CHECK(root.at("c").as_int(0, 10) == 3);
-  CHECK(error_of([&] { (void)root.at("b").as_nonnegative(); }) == "f.json: b: expected a number >= 0, got -1");
+  CHECK(error_of([&] { (void)root.at("b").as_nonnegative(); }) ==
+        "f.json: b: expected a number >= 0, got -1");
 }

@@ -41,7 +41,8 @@ TEST_CASE("Rng: sample means match the distributions' means") {
   CHECK(std::fabs(normal / n - 5.0) < 5 * 2.0 / std::sqrt(n));
   // Weibull mean = scale * Gamma(1 + 1/k); sd = scale * sqrt(Gamma(1+2/k) - Gamma(1+1/k)^2).
   const double mean = 10.0 * std::tgamma(1 + 1 / 0.7);
-  const double sd = 10.0 * std::sqrt(std::tgamma(1 + 2 / 0.7) - std::pow(std::tgamma(1 + 1 / 0.7), 2));
+  const double sd =
+      10.0 * std::sqrt(std::tgamma(1 + 2 / 0.7) - std::pow(std::tgamma(1 + 1 / 0.7), 2));
   CHECK(std::fabs(weibull / n - mean) < 5 * sd / std::sqrt(n));
 }
 

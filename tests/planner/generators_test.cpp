@@ -19,8 +19,6 @@ using namespace recycle::planner;
 using namespace recycle::planner::testing;
 using recycle::InputError;
 
-
-
 std::int32_t count(const WorkerSchedule& worker, ActionType type) {
   return static_cast<std::int32_t>(
       std::count_if(worker.actions.begin(), worker.actions.end(),

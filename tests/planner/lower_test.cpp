@@ -22,10 +22,6 @@ namespace {
 using namespace recycle::planner;
 using namespace recycle::planner::testing;
 
-
-
-
-
 using Key = std::tuple<ActionType, std::int32_t, std::int32_t, std::int32_t>;  // type, v, mb, owner
 struct Where {
   WorkerId worker;
@@ -122,24 +118,6 @@ void check_pairs(const Schedule& compute, const Schedule& lowered) {
     CHECK(std::count_if(lw.actions.begin(), lw.actions.end(),
                         [](const Action& a) { return is_per_iteration(a.type); }) == 2);
   }
-}
-
-/// DP 2, PP 2, M 2 with worker (1,1) failed: pipeline 1's micro-batches run stage 1 on (0,1).
-Schedule rerouted() {
-  Schedule s;
-  s.generator = "hand";
-  s.layout = Layout{2, 2, 2, 1};
-  s.failed = {{1, 1}};
-  s.routes = {{1, 1, 0, 0}, {1, 1, 1, 0}};
-  s.workers = {
-      {{0, 0}, {act(F, 0, 0), act(F, 0, 1), act(B, 0, 0), act(B, 0, 1)}},
-      {{0, 1},
-       {act(F, 1, 0), act(I, 1, 0), act(F, 1, 0, 1), act(I, 1, 0, 1), act(F, 1, 1), act(I, 1, 1),
-        act(W, 1, 0), act(F, 1, 1, 1), act(I, 1, 1, 1), act(W, 1, 0, 1), act(W, 1, 1),
-        act(W, 1, 1, 1)}},
-      {{1, 0}, {act(F, 0, 0, 1), act(F, 0, 1, 1), act(B, 0, 0, 1), act(B, 0, 1, 1)}},
-  };
-  return s;
 }
 
 }  // namespace

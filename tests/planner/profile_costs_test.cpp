@@ -7,7 +7,8 @@
 
 namespace {
 
-// Two stages: stage 0 F 10 ms, I 12 ms, W 8 ms, optimizer 4 ms; stage 1 twice the times, optimizer 6 ms.
+// Two stages: stage 0 F 10 ms, I 12 ms, W 8 ms, optimizer 4 ms; stage 1 twice the times, optimizer
+// 6 ms.
 const char* kTwoStages = R"({
   "stages": [
     {"forward_s": 0.010, "backward_input_s": 0.012, "backward_weight_s": 0.008, "optimizer_s": 0.004,
@@ -20,7 +21,8 @@ const char* kTwoStages = R"({
 }  // namespace
 
 TEST_CASE("costs_from_profile splits a stage over its interleave chunks") {
-  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
+  const auto p =
+      recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
   const auto costs = recycle::planner::costs_from_profile(p, {1, 2, 4, 2}, "p.json");
   REQUIRE(costs.virtual_stages.size() == 4);
   // Virtual stage 3 is chunk 1 of stage 1: 20 ms / 2 chunks = 10 ms forward.
@@ -28,5 +30,6 @@ TEST_CASE("costs_from_profile splits a stage over its interleave chunks") {
   CHECK(costs.virtual_stages[2].backward_weight == 4'000'000);  // stage 0: 8 ms / 2
   CHECK(costs.optimizer == std::vector<recycle::Nanos>{4'000'000, 6'000'000});
   CHECK_THROWS_WITH_AS((void)recycle::planner::costs_from_profile(p, {1, 3, 4, 1}, "p.json"),
-                       "p.json: the profile has 2 stages but the pipeline has 3 (--pp)", recycle::InputError);
+                       "p.json: the profile has 2 stages but the pipeline has 3 (--pp)",
+                       recycle::InputError);
 }

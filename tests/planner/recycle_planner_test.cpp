@@ -26,8 +26,8 @@ std::string describe(const std::vector<Violation>& violations) {
   return out;
 }
 
-RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed, std::optional<std::int32_t> limit = {},
-                 StageCost cost = {1, 1, 1}) {
+RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed,
+                 std::optional<std::int32_t> limit = {}, StageCost cost = {1, 1, 1}) {
   std::sort(failed.begin(), failed.end());
   RecycleOptions options;
   options.layout = layout;
@@ -38,17 +38,19 @@ RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed, std::option
 }
 
 Nanos makespan(const Schedule& schedule, StageCost cost = {1, 1, 1}) {
-  const auto timeline = compute_timeline(schedule, Costs::uniform(schedule.layout.virtual_stages(), cost));
+  const auto timeline =
+      compute_timeline(schedule, Costs::uniform(schedule.layout.virtual_stages(), cost));
   REQUIRE(timeline.has_value());
   return timeline->makespan;
 }
 
-/// Failure sets that leave every stage a live worker: one stage, several stages, one pipeline, random.
+/// Failure sets that leave every stage a live worker: one stage, several stages, one pipeline,
+/// random.
 std::vector<std::vector<WorkerId>> failure_sets(const Layout& layout, std::uint64_t seed) {
   std::vector<std::vector<WorkerId>> sets = {{}};
   for (std::int32_t s = 0; s < layout.pp; ++s) sets.push_back({{0, s}});
   if (layout.dp >= 3) sets.push_back({{0, 1 % layout.pp}, {2, 1 % layout.pp}});
-  if (layout.pp >= 3) sets.push_back({{0, 0}, {0, 1}, {0, 2}});                 // one pipeline
+  if (layout.pp >= 3) sets.push_back({{0, 0}, {0, 1}, {0, 2}});  // one pipeline
   if (layout.pp >= 2 && layout.dp >= 2) sets.push_back({{0, 0}, {1, layout.pp - 1}});  // two stages
   recycle::Rng rng(seed);
   for (int k = 0; k < 4; ++k) {
@@ -67,9 +69,10 @@ std::vector<std::vector<WorkerId>> failure_sets(const Layout& layout, std::uint6
 
 }  // namespace
 
-TEST_CASE("every ReCycle plan is a valid schedule within the memory limit, before and after lowering") {
-  for (const Layout layout : {Layout{2, 2, 2, 1}, Layout{3, 4, 4, 1}, Layout{4, 3, 8, 1}, Layout{8, 8, 8, 1},
-                              Layout{4, 4, 1, 1}, Layout{3, 2, 5, 1}}) {
+TEST_CASE(
+    "every ReCycle plan is a valid schedule within the memory limit, before and after lowering") {
+  for (const Layout layout : {Layout{2, 2, 2, 1}, Layout{3, 4, 4, 1}, Layout{4, 3, 8, 1},
+                              Layout{8, 8, 8, 1}, Layout{4, 4, 1, 1}, Layout{3, 2, 5, 1}}) {
     for (const auto& failed : failure_sets(layout, static_cast<std::uint64_t>(layout.workers()))) {
       CAPTURE(layout.dp);
       CAPTURE(layout.pp);
@@ -84,8 +87,10 @@ TEST_CASE("every ReCycle plan is a valid schedule within the memory limit, befor
       const auto lowered = validate(lower(p.schedule), options);
       CHECK_MESSAGE(lowered.empty(), describe(lowered));
       // Live workers only, and one route per micro-batch of every failed worker.
-      CHECK(p.schedule.workers.size() == static_cast<std::size_t>(layout.workers()) - failed.size());
-      CHECK(p.schedule.routes.size() == failed.size() * static_cast<std::size_t>(layout.microbatches));
+      CHECK(p.schedule.workers.size() ==
+            static_cast<std::size_t>(layout.workers()) - failed.size());
+      CHECK(p.schedule.routes.size() ==
+            failed.size() * static_cast<std::size_t>(layout.microbatches));
     }
   }
 }
@@ -113,7 +118,9 @@ TEST_CASE("balanced re-routing: one failure spreads m micro-batches over the DP 
     ++per_peer[static_cast<std::size_t>(r.dp)];
   }
   CHECK(per_peer[1] == 0);
-  for (int d : {0, 2, 3}) CHECK((per_peer[static_cast<std::size_t>(d)] == 2 || per_peer[static_cast<std::size_t>(d)] == 3));
+  for (int d : {0, 2, 3})
+    CHECK(
+        (per_peer[static_cast<std::size_t>(d)] == 2 || per_peer[static_cast<std::size_t>(d)] == 3));
 }
 
 TEST_CASE("re-routing avoids peers whose neighbouring stage already carries re-routed work") {
@@ -131,7 +138,8 @@ TEST_CASE("normalization: relabelled failure sets give relabelled plans") {
   const std::vector<WorkerId> failed = {{0, 1}, {2, 3}, {2, 0}};
   const std::vector<std::int32_t> permutation = {3, 0, 1, 2};  // dp d -> permutation[d]
   std::vector<WorkerId> moved;
-  for (const WorkerId& w : failed) moved.push_back({permutation[static_cast<std::size_t>(w.dp)], w.stage});
+  for (const WorkerId& w : failed)
+    moved.push_back({permutation[static_cast<std::size_t>(w.dp)], w.stage});
   std::sort(moved.begin(), moved.end());
   const Schedule a = relabel(plan(layout, failed).schedule, permutation);
   const Schedule b = plan(layout, moved).schedule;
@@ -166,8 +174,8 @@ TEST_CASE("plan-table lookups equal direct plans") {
   RecycleOptions base;
   base.layout = layout;
   const PlanTable table = build_plan_table(base, 2, 10000);
-  for (const std::vector<WorkerId>& failed :
-       std::vector<std::vector<WorkerId>>{{}, {{2, 1}}, {{0, 0}, {1, 2}}, {{1, 0}, {1, 2}}, {{2, 2}, {0, 2}}}) {
+  for (const std::vector<WorkerId>& failed : std::vector<std::vector<WorkerId>>{
+           {}, {{2, 1}}, {{0, 0}, {1, 2}}, {{1, 0}, {1, 2}}, {{2, 2}, {0, 2}}}) {
     const auto looked_up = lookup(table, failed);
     REQUIRE(looked_up.has_value());
     const RecyclePlan direct = plan(layout, failed);
@@ -194,14 +202,16 @@ TEST_CASE("without failures ReCycle is never slower than fault-free 1F1B (unifor
       for (const StageCost cost : {StageCost{1, 1, 1}, StageCost{1, 2, 1}, StageCost{2, 2, 1}}) {
         CAPTURE(pp);
         CAPTURE(m);
-        const Nanos one_f_one_b = (m + pp - 1) * (cost.forward + cost.backward_input + cost.backward_weight);
+        const Nanos one_f_one_b =
+            (m + pp - 1) * (cost.forward + cost.backward_input + cost.backward_weight);
         CHECK(makespan(plan({2, pp, m, 1}, {}, {}, cost).schedule, cost) <= one_f_one_b);
       }
     }
   }
 }
 
-TEST_CASE("one failure at PP 8, DP 8, 8 micro-batches stays within 5% of fault-free 1F1B, any stage") {
+TEST_CASE(
+    "one failure at PP 8, DP 8, 8 micro-batches stays within 5% of fault-free 1F1B, any stage") {
   // Fault-free 1F1B: (8 + 8 - 1) x 3 = 45 time units per iteration.
   const Nanos one_f_one_b = 45;
   for (std::int32_t s = 0; s < 8; ++s) {
@@ -225,10 +235,12 @@ TEST_CASE("parse_failures: syntax, range and duplicates") {
   CHECK(parse_failures("2:1,0:3", layout) == std::vector<WorkerId>{{0, 3}, {2, 1}});
   CHECK(parse_failures("", layout).empty());
   CHECK_THROWS_WITH_AS((void)parse_failures("4:0", layout),
-                       "--fail: worker 4:0 is outside the layout (dp 0..3, stage 0..3)", recycle::InputError);
-  CHECK_THROWS_WITH_AS((void)parse_failures("1:1,1:1", layout), "--fail: worker 1:1 is listed twice",
+                       "--fail: worker 4:0 is outside the layout (dp 0..3, stage 0..3)",
                        recycle::InputError);
+  CHECK_THROWS_WITH_AS((void)parse_failures("1:1,1:1", layout),
+                       "--fail: worker 1:1 is listed twice", recycle::InputError);
   CHECK_THROWS_WITH_AS((void)parse_failures("1-1", layout),
-                       "--fail: expected DP:STAGE pairs separated by commas, got '1-1'", recycle::InputError);
+                       "--fail: expected DP:STAGE pairs separated by commas, got '1-1'",
+                       recycle::InputError);
   CHECK_THROWS_AS((void)parse_failures("a:1", layout), recycle::InputError);
 }

@@ -32,7 +32,6 @@ constexpr auto RECV_B = ActionType::kRecvB;
 constexpr auto REDUCE_GRAD = ActionType::kReduceGrad;
 constexpr auto OPT = ActionType::kOptimizer;
 
-
 void check_same(const Schedule& got, const Schedule& want) {
   CHECK(got.generator == want.generator);
   CHECK(got.layout == want.layout);

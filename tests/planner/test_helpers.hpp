@@ -36,6 +36,24 @@ inline Schedule generate(const std::string& name, Layout layout,
   return generate(name, layout, Costs{}, memory_limit);
 }
 
+/// DP 2, PP 2, M 2 with worker (1,1) failed: pipeline 1's micro-batches run stage 1 on (0,1).
+inline Schedule rerouted() {
+  Schedule s;
+  s.generator = "hand";
+  s.layout = Layout{2, 2, 2, 1};
+  s.failed = {{1, 1}};
+  s.routes = {{1, 1, 0, 0}, {1, 1, 1, 0}};
+  s.workers = {
+      {{0, 0}, {act(F, 0, 0), act(F, 0, 1), act(B, 0, 0), act(B, 0, 1)}},
+      {{0, 1},
+       {act(F, 1, 0), act(I, 1, 0), act(F, 1, 0, 1), act(I, 1, 0, 1), act(F, 1, 1), act(I, 1, 1),
+        act(W, 1, 0), act(F, 1, 1, 1), act(I, 1, 1, 1), act(W, 1, 0, 1), act(W, 1, 1),
+        act(W, 1, 1, 1)}},
+      {{1, 0}, {act(F, 0, 0, 1), act(F, 0, 1, 1), act(B, 0, 0, 1), act(B, 0, 1, 1)}},
+  };
+  return s;
+}
+
 inline std::string show(const std::vector<Violation>& violations) {
   std::string text;
   for (const Violation& v : violations)

@@ -17,15 +17,11 @@ using namespace recycle::planner;
 using namespace recycle::planner::testing;
 using recycle::Nanos;
 
-
-
 Nanos makespan(const Schedule& schedule, const Costs& costs) {
   const auto timeline = compute_timeline(schedule, costs);
   REQUIRE(timeline.has_value());
   return timeline->makespan;
 }
-
-
 
 }  // namespace
 
@@ -125,7 +121,7 @@ TEST_CASE("ZB-H1 with P = 2, M = 2, timed by hand") {
   //   s0 I0 [10,14]  W0 [14,16]  I1 [17,21]  W1 [21,23]
   // 23 = M(F+I+W) + (P-1)(F+I-W) = 2*9 + 5.
   const Schedule schedule = generate("zb-h1", Layout{1, 2, 2, 1});
-      REQUIRE(schedule.workers[0].actions == std::vector<Action>{act(F, 0, 0), act(F, 0, 1),
+  REQUIRE(schedule.workers[0].actions == std::vector<Action>{act(F, 0, 0), act(F, 0, 1),
                                                              act(I, 0, 0), act(W, 0, 0),
                                                              act(I, 0, 1), act(W, 0, 1)});
   REQUIRE(schedule.workers[1].actions == std::vector<Action>{act(F, 1, 0), act(I, 1, 0),

@@ -18,10 +18,6 @@ namespace {
 using namespace recycle::planner;
 using namespace recycle::planner::testing;
 
-
-
-
-
 std::size_t count(const std::vector<Violation>& violations, Rule rule) {
   return static_cast<std::size_t>(std::count_if(
       violations.begin(), violations.end(), [rule](const Violation& v) { return v.rule == rule; }));
@@ -50,24 +46,6 @@ void erase(std::vector<Action>& actions, ActionType type) {
                                [type](const Action& a) { return a.type == type; });
   REQUIRE(it != actions.end());
   actions.erase(it);
-}
-
-/// DP 2, PP 2, M 2 with worker (1,1) failed: pipeline 1's micro-batches run stage 1 on (0,1).
-Schedule rerouted() {
-  Schedule s;
-  s.generator = "hand";
-  s.layout = Layout{2, 2, 2, 1};
-  s.failed = {{1, 1}};
-  s.routes = {{1, 1, 0, 0}, {1, 1, 1, 0}};
-  s.workers = {
-      {{0, 0}, {act(F, 0, 0), act(F, 0, 1), act(B, 0, 0), act(B, 0, 1)}},
-      {{0, 1},
-       {act(F, 1, 0), act(I, 1, 0), act(F, 1, 0, 1), act(I, 1, 0, 1), act(F, 1, 1), act(I, 1, 1),
-        act(W, 1, 0), act(F, 1, 1, 1), act(I, 1, 1, 1), act(W, 1, 0, 1), act(W, 1, 1),
-        act(W, 1, 1, 1)}},
-      {{1, 0}, {act(F, 0, 0, 1), act(F, 0, 1, 1), act(B, 0, 0, 1), act(B, 0, 1, 1)}},
-  };
-  return s;
 }
 
 }  // namespace

@@ -30,7 +30,8 @@ std::string error_of(const std::string& text) {
 }  // namespace
 
 TEST_CASE("profile_from_json reads every field in nanoseconds and bytes") {
-  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
+  const auto p =
+      recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
   CHECK(p.name == "tiny");
   CHECK(p.tensor_parallel == 2);
   REQUIRE(p.stages.size() == 2);
@@ -46,7 +47,8 @@ TEST_CASE("profile_from_json reads every field in nanoseconds and bytes") {
 }
 
 TEST_CASE("profile JSON round-trips") {
-  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
+  const auto p =
+      recycle::profiles::profile_from_json(recycle::parse_json(kTwoStages, "p.json"), "p.json");
   const auto q = recycle::profiles::profile_from_json(recycle::profiles::to_json(p), "again");
   CHECK(recycle::profiles::to_json(q) == recycle::profiles::to_json(p));
 }
@@ -56,9 +58,12 @@ TEST_CASE("profile errors name the field") {
   CHECK(error_of(R"({"stages": []})") == "p.json: stages: expected at least one stage");
   CHECK(error_of(std::string(t).replace(t.find("0.010"), 5, "-0.01")) ==
         "p.json: stages[0].forward_s: expected a number >= 0, got -0.01");
-  CHECK(error_of(std::string(t).replace(t.find("\"gpus_per_node\": 8"), 18, "\"gpus_per_node\": 0")) ==
+  CHECK(error_of(
+            std::string(t).replace(t.find("\"gpus_per_node\": 8"), 18, "\"gpus_per_node\": 0")) ==
         "p.json: hardware.gpus_per_node: expected an integer in [1, 1024], got 0");
-  CHECK(error_of(std::string(t).replace(t.find("\"tensor_parallel\": 2"), 20, "\"tensor_parallel\": 16")) ==
+  CHECK(error_of(std::string(t).replace(t.find("\"tensor_parallel\": 2"), 20,
+                                        "\"tensor_parallel\": 16")) ==
         "p.json: tensor_parallel: expected at most hardware.gpus_per_node (8)");
-  CHECK(error_of(R"({"stages": [{"forward_s": 1}]})") == "p.json: stages[0].backward_input_s: missing field");
+  CHECK(error_of(R"({"stages": [{"forward_s": 1}]})") ==
+        "p.json: stages[0].backward_input_s: missing field");
 }

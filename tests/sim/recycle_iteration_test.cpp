@@ -15,11 +15,13 @@ Nanos iteration(planner::Schedule schedule) {
   const planner::Costs costs = planner::Costs::uniform(schedule.layout.virtual_stages(), {1, 1, 1});
   sim::SimOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
-  return sim::compute_metrics(sim::simulate(std::move(schedule), sim::CostModel::compute_only(costs), options))
+  return sim::compute_metrics(
+             sim::simulate(std::move(schedule), sim::CostModel::compute_only(costs), options))
       .iteration_time;
 }
 
-planner::Schedule recycle_plan(const planner::Layout& layout, std::vector<planner::WorkerId> failed) {
+planner::Schedule recycle_plan(const planner::Layout& layout,
+                               std::vector<planner::WorkerId> failed) {
   planner::RecycleOptions options;
   options.layout = layout;
   options.failed = std::move(failed);
@@ -31,7 +33,8 @@ planner::Schedule recycle_plan(const planner::Layout& layout, std::vector<planne
 
 }  // namespace
 
-TEST_CASE("one failure at PP 8, DP 8, 8 micro-batches: within 5% of fault-free 1F1B, at any stage") {
+TEST_CASE(
+    "one failure at PP 8, DP 8, 8 micro-batches: within 5% of fault-free 1F1B, at any stage") {
   const planner::Layout layout{8, 8, 8, 1};
   const Nanos one_f_one_b = (8 + 8 - 1) * 3;  // 45
   planner::GeneratorOptions gen;

@@ -117,7 +117,8 @@ TEST_CASE("every malformed line class is refused with file:line and what is wron
   }
 }
 
-TEST_CASE("a file with a NUL byte is refused by core's file reader, which names the file and line") {
+TEST_CASE(
+    "a file with a NUL byte is refused by core's file reader, which names the file and line") {
   const std::string path = data_path("nul.bin");  // the NUL is on line 2, after "1.0,"
   CHECK_THROWS_WITH_AS(read_native_csv(path, {}),
                        (path + ":2: binary content (NUL byte), expected a text file").c_str(),

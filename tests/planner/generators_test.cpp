@@ -57,6 +57,18 @@ void check_valid(const Schedule& schedule) {
 
 }  // namespace
 
+namespace {
+
+/// A worker of a split-backward schedule runs m F, m I and m W, and no fused B.
+void check_split_backward_counts(const WorkerSchedule& worker, std::int32_t m) {
+  CHECK(count(worker, ActionType::kForward) == m);
+  CHECK(count(worker, ActionType::kBackwardInput) == m);
+  CHECK(count(worker, ActionType::kBackwardWeight) == m);
+  CHECK(count(worker, ActionType::kBackward) == 0);
+}
+
+}  // namespace
+
 TEST_CASE("gpipe and 1f1b: valid, M forwards and M backwards, warm-up of min(pp - s, M) forwards") {
   for (const std::int32_t pp : kPps) {
     for (const std::int32_t m : microbatch_grid(pp)) {
@@ -129,10 +141,7 @@ TEST_CASE("zb-h1: valid, M F/I/W, 1F1B's warm-up, peak pp micro-batches, never a
         const Schedule schedule = generate("zb-h1", Layout{dp, pp, m, 1});
         check_valid(schedule);
         for (const WorkerSchedule& worker : schedule.workers) {
-          CHECK(count(worker, ActionType::kForward) == m);
-          CHECK(count(worker, ActionType::kBackwardInput) == m);
-          CHECK(count(worker, ActionType::kBackwardWeight) == m);
-          CHECK(count(worker, ActionType::kBackward) == 0);
+          check_split_backward_counts(worker, m);
           CHECK(leading_forwards(worker) == std::min(pp - worker.id.stage, m));
         }
         const std::int32_t one_f_one_b = max_peak(generate("1f1b", Layout{dp, pp, m, 1}));
@@ -157,10 +166,7 @@ TEST_CASE("zb-h2: valid, M F/I/W, peak at most 2pp - 1 and at most the memory li
           const Schedule schedule = generate("zb-h2", Layout{dp, pp, m, 1}, limit);
           check_valid(schedule);
           for (const WorkerSchedule& worker : schedule.workers) {
-            CHECK(count(worker, ActionType::kForward) == m);
-            CHECK(count(worker, ActionType::kBackwardInput) == m);
-            CHECK(count(worker, ActionType::kBackwardWeight) == m);
-            CHECK(count(worker, ActionType::kBackward) == 0);
+            check_split_backward_counts(worker, m);
           }
           CHECK(max_peak(schedule) <= 2 * pp - 1);
           if (limit) {

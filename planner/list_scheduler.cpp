@@ -1,9 +1,8 @@
 #include "planner/list_scheduler.hpp"
 
 #include <algorithm>
-#include <deque>
-#include <optional>
-#include <queue>
+#include <array>
+#include <bit>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -12,8 +11,6 @@ namespace recycle::planner {
 
 namespace {
 
-constexpr Nanos kUnknown = -1;
-
 enum Priority : std::int32_t { kInput = 0, kForward = 1, kOwnWeight = 2, kReroutedWeight = 3 };
 
 /// A micro-batch of some owner, ready to run from `ready` on.
@@ -21,101 +18,105 @@ struct Ready {
   Nanos ready = 0;
   std::int32_t microbatch = 0;
   std::int32_t owner = 0;
-  friend bool operator>(const Ready& a, const Ready& b) {
-    return std::tie(a.ready, a.microbatch, a.owner) > std::tie(b.ready, b.microbatch, b.owner);
+  friend bool operator<(const Ready& a, const Ready& b) {
+    return std::tie(a.ready, a.microbatch, a.owner) < std::tie(b.ready, b.microbatch, b.owner);
   }
 };
-using ReadyHeap = std::priority_queue<Ready, std::vector<Ready>, std::greater<>>;
+
+/// A queue as a slice [head, tail) of one shared array, sized up front to the most it can ever
+/// hold (nothing is allocated while scheduling).
+struct Slice {
+  std::size_t head = 0;
+  std::size_t tail = 0;
+  [[nodiscard]] bool empty() const noexcept { return head == tail; }
+};
+
+/// A W waiting to run: FIFO, in the order its I ran.
+struct Weight {
+  std::int32_t microbatch = 0;
+  std::int32_t owner = 0;
+};
 
 struct WorkerState {
-  WorkerId id;
   Nanos free_at = 0;
   std::int32_t held = 0;
+  std::int32_t limit = 0;      ///< micro-batches of activations it may hold
   std::int64_t remaining = 0;  ///< actions still to place
-  ReadyHeap forward, input;
-  std::deque<Ready> own_weight, rerouted_weight;
+  /// Forward and input queues, ordered by (ready, micro-batch, owner). Items arrive almost in
+  /// that order: every action of a stage costs the same and actions start in time order, so an
+  /// insertion from the back rarely moves more than a tie.
+  Slice forward, input;
+  Slice own_weight, rerouted_weight;  ///< FIFO: Ws run in the order their Is ran
+  std::int64_t candidate = -1;        ///< its candidate's key, -1 if none
+  std::uint32_t version = 0;          ///< bumped whenever the candidate changes
+  WorkerId id;
 };
 
-/// What a worker would run next: ordered by start, then priority, then worker index.
-struct Candidate {
-  Nanos start = 0;
-  std::int32_t priority = 0;
-  std::int32_t worker = 0;
-  /// start and priority in one integer (priority < 4), so a comparison is two integer compares.
-  [[nodiscard]] std::int64_t key() const noexcept { return start * 4 + priority; }
-  friend bool operator>(const Candidate& a, const Candidate& b) {
-    const std::int64_t ka = a.key(), kb = b.key();
-    return ka != kb ? ka > kb : a.worker > b.worker;
-  }
-};
+/// What a worker would run next: its start and priority in one integer (priority < 4).
+std::int64_t candidate_key(Nanos start, std::int32_t priority) {
+  return start * 4 + priority;
+}
+Nanos start_of(std::int64_t key) {
+  return key >> 2;
+}
+std::int32_t priority_of(std::int64_t key) {
+  return static_cast<std::int32_t>(key & 3);
+}
 
-/// A binary min-heap holding at most one candidate per worker, updated in place: the heap stays as
-/// small as the number of workers (a lazy heap of stale entries grows with the number of actions).
-class CandidateHeap {
+/// The candidates, by key: a radix heap. Keys taken out never decrease (actions start in time
+/// order), so an entry is filed in the bucket of the highest bit where its key differs from the
+/// last key taken out; a push is O(1) and an entry is refiled at most once per bit. Entries are
+/// never changed in place: a worker's newer candidate is pushed again, and an older one is dropped
+/// when it surfaces because its version is stale.
+///
+/// Candidates with equal keys come out in no particular (but a fixed) order. That does not change
+/// the schedule when every action takes time: an action starting at t only makes work ready after
+/// t, so actions that can start at t do not affect one another.
+class CandidateQueue {
  public:
-  explicit CandidateHeap(std::size_t workers) : position_(workers, kAbsent) {}
+  struct Entry {
+    std::int64_t key = 0;
+    std::int32_t worker = 0;
+    std::uint32_t version = 0;
+  };
 
-  [[nodiscard]] bool empty() const noexcept { return heap_.empty(); }
-  [[nodiscard]] const Candidate& top() const noexcept { return heap_.front(); }
+  [[nodiscard]] bool empty() const noexcept { return size_ == 0; }
 
-  /// Inserts, replaces or (with nullopt) removes the worker's candidate.
-  void set(std::int32_t worker, const std::optional<Candidate>& c) {
-    const std::size_t w = static_cast<std::size_t>(worker);
-    if (position_[w] == kAbsent) {
-      if (!c) return;
-      position_[w] = heap_.size();
-      heap_.push_back(*c);
-      up(heap_.size() - 1);
-      return;
+  /// A key below the last one taken out (a zero-time action made work ready at once) is filed as
+  /// the last one: it comes out next.
+  void push(Entry e) {
+    e.key = std::max(e.key, last_);
+    buckets_[bucket(e.key)].push_back(e);
+    ++size_;
+  }
+
+  Entry pop() {
+    if (buckets_[0].empty()) {
+      std::size_t i = 1;
+      while (buckets_[i].empty()) ++i;
+      std::vector<Entry>& from = buckets_[i];
+      last_ = std::min_element(from.begin(), from.end(), [](const Entry& a, const Entry& b) {
+                return a.key < b.key;
+              })->key;
+      for (const Entry& e : from) buckets_[bucket(e.key)].push_back(e);
+      from.clear();
     }
-    const std::size_t i = position_[w];
-    if (!c) {
-      swap_nodes(i, heap_.size() - 1);
-      heap_.pop_back();
-      position_[w] = kAbsent;
-      if (i < heap_.size()) {
-        up(i);
-        down(i);
-      }
-      return;
-    }
-    heap_[i] = *c;
-    up(i);
-    down(i);
+    const Entry e = buckets_[0].back();
+    buckets_[0].pop_back();
+    --size_;
+    return e;
   }
 
  private:
-  static constexpr std::size_t kAbsent = static_cast<std::size_t>(-1);
-
-  void swap_nodes(std::size_t a, std::size_t b) {
-    std::swap(heap_[a], heap_[b]);
-    position_[static_cast<std::size_t>(heap_[a].worker)] = a;
-    position_[static_cast<std::size_t>(heap_[b].worker)] = b;
-  }
-  // A 4-ary heap: half the depth of a binary one, and the four children share a cache line or two.
-  static constexpr std::size_t kArity = 4;
-  void up(std::size_t i) {
-    while (i > 0 && heap_[(i - 1) / kArity] > heap_[i]) {
-      swap_nodes(i, (i - 1) / kArity);
-      i = (i - 1) / kArity;
-    }
-  }
-  void down(std::size_t i) {
-    while (true) {
-      std::size_t smallest = i;
-      const std::size_t first = kArity * i + 1;
-      const std::size_t last = std::min(first + kArity, heap_.size());
-      for (std::size_t child = first; child < last; ++child) {
-        if (heap_[smallest] > heap_[child]) smallest = child;
-      }
-      if (smallest == i) return;
-      swap_nodes(i, smallest);
-      i = smallest;
-    }
+  [[nodiscard]] std::size_t bucket(std::int64_t key) const noexcept {
+    return key == last_ ? 0
+                        : static_cast<std::size_t>(
+                              64 - std::countl_zero(static_cast<std::uint64_t>(key ^ last_)));
   }
 
-  std::vector<Candidate> heap_;
-  std::vector<std::size_t> position_;
+  std::array<std::vector<Entry>, 65> buckets_;
+  std::int64_t last_ = 0;
+  std::size_t size_ = 0;
 };
 
 class Scheduler {
@@ -123,9 +124,13 @@ class Scheduler {
   explicit Scheduler(const ListScheduleInput& in)
       : in_(in), layout_(in.skeleton->layout), routes_(*in.skeleton) {
     RECYCLE_ASSERT(layout_.interleave == 1, "list scheduling needs interleave 1");
-    const auto tasks = static_cast<std::size_t>(layout_.dp) * static_cast<std::size_t>(layout_.pp) *
-                       static_cast<std::size_t>(layout_.microbatches);
-    f_end_.assign(tasks, kUnknown);
+    for (std::int32_t s = 0; s < layout_.pp; ++s) {
+      const Action probe{ActionType::kForward, s, 0, 0};
+      forward_cost_.push_back(in.costs->duration(probe));
+      input_cost_.push_back(in.costs->duration({ActionType::kBackwardInput, s, 0, 0}));
+      weight_cost_.push_back(in.costs->duration({ActionType::kBackwardWeight, s, 0, 0}));
+      backward_cost_.push_back(in.costs->duration({ActionType::kBackward, s, 0, 0}));
+    }
     index_.assign(static_cast<std::size_t>(layout_.workers()), -1);
     std::vector<WorkerId> failed = in.skeleton->failed;
     std::sort(failed.begin(), failed.end());
@@ -133,27 +138,60 @@ class Scheduler {
       for (std::int32_t s = 0; s < layout_.pp; ++s) {
         if (std::binary_search(failed.begin(), failed.end(), WorkerId{d, s})) continue;
         index_[flat({d, s})] = static_cast<std::int32_t>(workers_.size());
-        workers_.push_back(WorkerState{});
-        workers_.back().id = {d, s};
+        WorkerState& x = workers_.emplace_back();
+        x.id = {d, s};
+        x.limit = in.memory_limit[static_cast<std::size_t>(s)];
       }
     }
-    orders_.resize(workers_.size());
-    heap_ = CandidateHeap(workers_.size());
+    // Queue slices as long as the most they can hold: the micro-batches the worker runs, own and
+    // re-routed.
+    std::vector<std::size_t> own(workers_.size(), 0), rerouted(workers_.size(), 0);
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
       for (std::int32_t s = 0; s < layout_.pp; ++s) {
         for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
           const std::int32_t w = worker_index(owner, s, mb);
           RECYCLE_ASSERT(w >= 0, "a micro-batch is routed to a failed worker");
-          workers_[static_cast<std::size_t>(w)].remaining += 3;
-          if (s == 0) workers_[static_cast<std::size_t>(w)].forward.push({0, mb, owner});
+          const auto i = static_cast<std::size_t>(w);
+          ++(owner == workers_[i].id.dp ? own : rerouted)[i];
         }
+      }
+    }
+    std::size_t ready_slots = 0, weight_slots = 0;
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      WorkerState& x = workers_[w];
+      const std::size_t n = own[w] + rerouted[w];
+      x.remaining = 3 * static_cast<std::int64_t>(n);
+      x.forward = {ready_slots, ready_slots};
+      x.input = {ready_slots + n, ready_slots + n};
+      ready_slots += 2 * n;
+      x.own_weight = {weight_slots, weight_slots};
+      x.rerouted_weight = {weight_slots + own[w], weight_slots + own[w]};
+      weight_slots += n;
+    }
+    ready_.resize(ready_slots);
+    weights_.resize(weight_slots);
+    orders_.resize(workers_.size());
+    for (std::size_t w = 0; w < workers_.size(); ++w) {
+      orders_[w].reserve(static_cast<std::size_t>(workers_[w].remaining));
+    }
+    for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
+      for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
+        push_ready(workers_[static_cast<std::size_t>(worker_index(owner, 0, mb))].forward,
+                   {0, mb, owner});
       }
     }
   }
 
   ListScheduleResult run() {
     for (std::size_t w = 0; w < workers_.size(); ++w) refresh(static_cast<std::int32_t>(w));
-    while (!heap_.empty()) execute(heap_.top());
+    while (!queue_.empty()) {
+      const CandidateQueue::Entry e = queue_.pop();
+      WorkerState& x = workers_[static_cast<std::size_t>(e.worker)];
+      if (e.version != x.version) continue;  // superseded
+      const std::int64_t key = x.candidate;
+      x.candidate = -1;  // taken out: refresh() queues the next one
+      execute(e.worker, key);
+    }
     ListScheduleResult out;
     out.makespan = makespan_;
     out.workers.reserve(workers_.size());
@@ -169,112 +207,127 @@ class Scheduler {
     return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) +
            static_cast<std::size_t>(id.stage);
   }
-  std::size_t task(std::int32_t owner, std::int32_t stage, std::int32_t mb) const {
-    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(layout_.pp) +
-            static_cast<std::size_t>(stage)) *
-               static_cast<std::size_t>(layout_.microbatches) +
-           static_cast<std::size_t>(mb);
-  }
   std::int32_t worker_index(std::int32_t owner, std::int32_t stage, std::int32_t mb) const {
     return index_[flat({routes_.dp_of(owner, stage, mb), stage})];
   }
 
-  /// Recomputes the worker's best candidate.
+  /// Inserts by (ready, micro-batch, owner), from the back.
+  void push_ready(Slice& q, const Ready& r) {
+    std::size_t i = q.tail++;
+    while (i > q.head && r < ready_[i - 1]) {
+      ready_[i] = ready_[i - 1];
+      --i;
+    }
+    ready_[i] = r;
+  }
+
+  /// Recomputes the worker's best candidate and queues it if it changed.
   void refresh(std::int32_t w) {
     WorkerState& x = workers_[static_cast<std::size_t>(w)];
-    bool found = false;
-    Candidate best{};
+    std::int64_t best = -1;
     const auto consider = [&](Nanos start, std::int32_t priority) {
-      const Candidate c{std::max(x.free_at, start), priority, w};
-      if (!found || c.key() < best.key()) best = c;
-      found = true;
+      const std::int64_t key = candidate_key(std::max(x.free_at, start), priority);
+      if (best < 0 || key < best) best = key;
     };
-    const std::int32_t limit = in_.memory_limit[static_cast<std::size_t>(x.id.stage)];
-    if (!x.input.empty()) consider(x.input.top().ready, kInput);
-    if (!x.forward.empty() && x.held < limit) consider(x.forward.top().ready, kForward);
-    const bool gradient_first = in_.wait_for_gradient && !x.input.empty() &&
-                                x.input.top().ready < x.free_at + weight_cost(x.id.stage);
+    const std::int32_t s = x.id.stage;
+    if (!x.input.empty()) consider(ready_[x.input.head].ready, kInput);
+    if (!x.forward.empty() && x.held < x.limit) consider(ready_[x.forward.head].ready, kForward);
+    const bool gradient_first =
+        in_.wait_for_gradient && !x.input.empty() &&
+        ready_[x.input.head].ready < x.free_at + weight_cost_[static_cast<std::size_t>(s)];
     if (!gradient_first) {
       if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
       if (!x.rerouted_weight.empty())
         consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
     }
-    heap_.set(w, found ? std::optional<Candidate>(best) : std::nullopt);
+    if (best == x.candidate) return;
+    x.candidate = best;
+    ++x.version;
+    if (best >= 0) queue_.push({best, w, x.version});
   }
 
-  Nanos weight_cost(std::int32_t stage) const {
-    return in_.costs->duration(Action{ActionType::kBackwardWeight, stage, 0, 0});
-  }
-
-  void execute(const Candidate candidate) {
-    const Candidate& c = candidate;  // a copy: refresh() below overwrites the heap's top
-    WorkerState& x = workers_[static_cast<std::size_t>(c.worker)];
+  void execute(std::int32_t worker, std::int64_t key) {
+    WorkerState& x = workers_[static_cast<std::size_t>(worker)];
     const std::int32_t s = x.id.stage;
-    Ready r{};
+    const auto si = static_cast<std::size_t>(s);
+    std::int32_t mb = 0, owner = 0;
     ActionType type = ActionType::kForward;
-    switch (c.priority) {
-      case kInput:
-        r = x.input.top();
-        x.input.pop();
-        type = in_.fuse_backward ? ActionType::kBackward : ActionType::kBackwardInput;
-        if (in_.fuse_backward) --x.held;
+    Nanos duration = 0;
+    switch (priority_of(key)) {
+      case kInput: {
+        const Ready& r = ready_[x.input.head++];
+        mb = r.microbatch;
+        owner = r.owner;
+        if (in_.fuse_backward) {
+          type = ActionType::kBackward;
+          duration = backward_cost_[si];
+          --x.held;
+        } else {
+          type = ActionType::kBackwardInput;
+          duration = input_cost_[si];
+        }
         break;
-      case kForward:
-        r = x.forward.top();
-        x.forward.pop();
+      }
+      case kForward: {
+        const Ready& r = ready_[x.forward.head++];
+        mb = r.microbatch;
+        owner = r.owner;
+        duration = forward_cost_[si];
         ++x.held;
         break;
+      }
       default: {
         // Own Ws first; a re-routed W runs here only when no own W waits (or deferral is off).
-        auto& queue = !x.own_weight.empty() ? x.own_weight : x.rerouted_weight;
-        r = queue.front();
-        queue.pop_front();
+        Slice& q = !x.own_weight.empty() ? x.own_weight : x.rerouted_weight;
+        const Weight& r = weights_[q.head++];
+        mb = r.microbatch;
+        owner = r.owner;
         --x.held;
         type = ActionType::kBackwardWeight;
+        duration = weight_cost_[si];
       }
     }
-    const Action action{type, s, r.microbatch, r.owner};
-    const Nanos end = c.start + in_.costs->duration(action);
+    const Nanos end = start_of(key) + duration;
     x.free_at = end;
     makespan_ = std::max(makespan_, end);
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
-    orders_[static_cast<std::size_t>(c.worker)].push_back(action);
+    orders_[static_cast<std::size_t>(worker)].push_back({type, s, mb, owner});
 
     std::int32_t other = -1;
     if (type == ActionType::kForward) {
-      f_end_[task(r.owner, s, r.microbatch)] = end;
       if (s + 1 < layout_.pp) {
-        other = worker_index(r.owner, s + 1, r.microbatch);
-        workers_[static_cast<std::size_t>(other)].forward.push({end, r.microbatch, r.owner});
+        other = worker_index(owner, s + 1, mb);
+        push_ready(workers_[static_cast<std::size_t>(other)].forward, {end, mb, owner});
       } else {
-        x.input.push({end, r.microbatch, r.owner});
+        push_ready(x.input, {end, mb, owner});
       }
-    } else if (type == ActionType::kBackwardInput || type == ActionType::kBackward) {
+    } else if (type != ActionType::kBackwardWeight) {
       if (type == ActionType::kBackwardInput) {
-        (r.owner == x.id.dp ? x.own_weight : x.rerouted_weight)
-            .push_back({end, r.microbatch, r.owner});
+        Slice& q = owner == x.id.dp ? x.own_weight : x.rerouted_weight;
+        weights_[q.tail++] = {mb, owner};
       }
+      // The gradient is ready upstream when this I ends: the upstream F ended before this
+      // stage's F started.
       if (s > 0) {
-        other = worker_index(r.owner, s - 1, r.microbatch);
-        // The upstream F ran before this stage's F, so its end is known.
-        const Nanos f = f_end_[task(r.owner, s - 1, r.microbatch)];
-        workers_[static_cast<std::size_t>(other)].input.push(
-            {std::max(end, f), r.microbatch, r.owner});
+        other = worker_index(owner, s - 1, mb);
+        push_ready(workers_[static_cast<std::size_t>(other)].input, {end, mb, owner});
       }
     }
-    refresh(c.worker);
-    if (other >= 0 && other != c.worker) refresh(other);
+    refresh(worker);
+    if (other >= 0 && other != worker) refresh(other);
   }
 
   const ListScheduleInput& in_;
   Layout layout_;
   RouteTable routes_;
-  std::vector<Nanos> f_end_;
+  std::vector<Nanos> forward_cost_, input_cost_, weight_cost_, backward_cost_;  ///< per stage
   std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if failed
   std::vector<WorkerState> workers_;
+  std::vector<Ready> ready_;     ///< the forward and input queues' storage
+  std::vector<Weight> weights_;  ///< the weight queues' storage
   std::vector<std::vector<Action>> orders_;
   Nanos makespan_ = 0;
-  CandidateHeap heap_{0};
+  CandidateQueue queue_;
 };
 
 }  // namespace

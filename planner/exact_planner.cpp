@@ -842,7 +842,8 @@ ExactResult plan_exact(const ExactOptions& options) {
   RECYCLE_ASSERT(options.layout.interleave == 1, "the exact planner needs interleave 1");
   const Costs costs = checked_costs(options);
   const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
-  const RecyclePlan heuristic = plan_recycle({options.layout, options.failed, costs, limit, true});
+  const RecyclePlan heuristic =
+      plan_recycle({options.layout, options.failed, costs, limit, true, options.search_work});
   ExactResult result;
   if (!heuristic.feasible) {
     result.reason = heuristic.reason;

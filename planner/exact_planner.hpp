@@ -27,6 +27,7 @@
 
 #include "core/units.hpp"
 #include "planner/costs.hpp"
+#include "planner/recycle_planner.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
@@ -47,6 +48,9 @@ struct ExactOptions {
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
   Seconds time_limit = 60;                   ///< wall time for the whole call; then the best so far
   Formulation formulation = Formulation::kAuto;
+  /// The order-search work of the heuristic plan that is the MIP start (RecycleOptions); 0: the
+  /// list schedule alone.
+  std::int64_t search_work = kDefaultSearchWork;
 };
 
 struct ExactResult {

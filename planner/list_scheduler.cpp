@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <bit>
-#include <tuple>
 
 #include "core/error.hpp"
 
@@ -13,14 +12,11 @@ namespace {
 
 enum Priority : std::int32_t { kInput = 0, kForward = 1, kOwnWeight = 2, kReroutedWeight = 3 };
 
-/// A micro-batch of some owner, ready to run from `ready` on.
+/// A micro-batch of some owner, ready to run from `ready` on (ties: ListScheduleInput::rank).
 struct Ready {
   Nanos ready = 0;
   std::int32_t microbatch = 0;
   std::int32_t owner = 0;
-  friend bool operator<(const Ready& a, const Ready& b) {
-    return std::tie(a.ready, a.microbatch, a.owner) < std::tie(b.ready, b.microbatch, b.owner);
-  }
 };
 
 /// A queue as a slice [head, tail) of one shared array, sized up front to the most it can ever
@@ -42,7 +38,7 @@ struct WorkerState {
   std::int32_t held = 0;
   std::int32_t limit = 0;      ///< micro-batches of activations it may hold
   std::int64_t remaining = 0;  ///< actions still to place
-  /// Forward and input queues, ordered by (ready, micro-batch, owner). Items arrive almost in
+  /// Forward and input queues, ordered by (ready, rank). Items arrive almost in
   /// that order: every action of a stage costs the same and actions start in time order, so an
   /// insertion from the back rarely moves more than a tie.
   Slice forward, input;
@@ -211,10 +207,20 @@ class Scheduler {
     return index_[flat({routes_.dp_of(owner, stage, mb), stage})];
   }
 
-  /// Inserts by (ready, micro-batch, owner), from the back.
+  std::int64_t rank(const Ready& r) const {
+    return in_.rank.empty() ? static_cast<std::int64_t>(r.microbatch) * layout_.dp + r.owner
+                            : in_.rank[static_cast<std::size_t>(r.owner) *
+                                           static_cast<std::size_t>(layout_.microbatches) +
+                                       static_cast<std::size_t>(r.microbatch)];
+  }
+  bool before(const Ready& a, const Ready& b) const {
+    return a.ready != b.ready ? a.ready < b.ready : rank(a) < rank(b);
+  }
+
+  /// Inserts by (ready, rank), from the back.
   void push_ready(Slice& q, const Ready& r) {
     std::size_t i = q.tail++;
-    while (i > q.head && r < ready_[i - 1]) {
+    while (i > q.head && before(r, ready_[i - 1])) {
       ready_[i] = ready_[i - 1];
       --i;
     }
@@ -335,8 +341,13 @@ class Scheduler {
 ListScheduleResult list_schedule(const ListScheduleInput& input) {
   RECYCLE_ASSERT(input.skeleton != nullptr && input.costs != nullptr,
                  "list_schedule needs a skeleton and costs");
-  RECYCLE_ASSERT(input.memory_limit.size() == static_cast<std::size_t>(input.skeleton->layout.pp),
+  const Layout& layout = input.skeleton->layout;
+  RECYCLE_ASSERT(input.memory_limit.size() == static_cast<std::size_t>(layout.pp),
                  "one memory limit per stage");
+  RECYCLE_ASSERT(
+      input.rank.empty() || input.rank.size() == static_cast<std::size_t>(layout.dp) *
+                                                     static_cast<std::size_t>(layout.microbatches),
+      "one rank per micro-batch of every pipeline");
   for (const std::int32_t limit : input.memory_limit)
     RECYCLE_ASSERT(limit >= 1, "memory limit below one micro-batch");
   return Scheduler(input).run();

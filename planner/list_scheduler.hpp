@@ -29,6 +29,9 @@ struct ListScheduleInput {
   /// Do not start a W when a gradient already on its way would arrive before the W ends: the I
   /// waits for nothing then, and upstream stages get their gradient earlier.
   bool wait_for_gradient = false;
+  /// Ties between micro-batches ready at the same time go to the lower rank, indexed
+  /// owner * microbatches + micro-batch; empty: by micro-batch, then owner.
+  std::vector<std::int32_t> rank;
 };
 
 struct ListScheduleResult {

@@ -1,0 +1,99 @@
+// The order search: its lower bound worked out by hand, and what every search result must be: a
+// valid schedule within the memory limit, timed to the makespan it reports, never longer than
+// its first start, the same on every run.
+#include "planner/order_search.hpp"
+
+#include <doctest/doctest.h>
+
+#include "planner/failures.hpp"
+#include "planner/list_scheduler.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/timing.hpp"
+#include "planner/validator.hpp"
+
+using namespace recycle::planner;
+using recycle::Nanos;
+
+namespace {
+
+Schedule skeleton(const Layout& layout, const char* failed) {
+  Schedule s;
+  s.layout = layout;
+  s.failed = parse_failures(failed, layout);
+  s.routes = balanced_routes(layout, s.failed);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("order search lower bound: one pipeline of two stages, two micro-batches") {
+  // F = I = W = 1. Stage 1 gets its first input at 1 and has 2 x 3 = 6 units: at least 7.
+  // Stage 0's first gradient arrives at F0 + F1 + I1 = 3 and it has 2 x (I + W) = 4 units of
+  // I and W left: at least 7 too. The chain of one micro-batch is F F I I W = 5.
+  const Schedule s = skeleton({1, 2, 2, 1}, "");
+  CHECK(makespan_lower_bound(s, Costs::uniform(2, {1, 1, 1})) == 7);
+}
+
+TEST_CASE("order search lower bound: a re-routed stage, and the plan that meets it") {
+  // DP 2, PP 2, m 2, (0,1) failed: worker (1,1) runs all 4 micro-batches of stage 1, 12 units
+  // from its first input at 1 on: at least 13. It can run without a gap (two inputs wait at 1,
+  // two more at 2, and each I follows its F), ending with a W after its last I at 10-11, whose
+  // gradient reaches stage 0 for I 11-12 and W 12-13: 13 is reached.
+  const Layout layout{2, 2, 2, 1};
+  const Costs costs = Costs::uniform(2, {1, 1, 1});
+  CHECK(makespan_lower_bound(skeleton(layout, "0:1"), costs) == 13);
+  RecycleOptions options;
+  options.layout = layout;
+  options.failed = parse_failures("0:1", layout);
+  options.costs = costs;
+  const RecyclePlan plan = plan_recycle(options);
+  REQUIRE(plan.feasible);
+  CHECK(compute_timeline(plan.schedule, costs)->makespan == 13);
+}
+
+TEST_CASE("order search: valid, within the memory limit, never longer than its start") {
+  struct Case {
+    Layout layout;
+    const char* failed;
+    std::int32_t limit;
+    StageCost cost;
+  };
+  for (const Case& c :
+       {Case{{2, 3, 4, 1}, "0:1", 3, {1, 2, 1}}, Case{{3, 3, 4, 1}, "0:0,1:1", 2, {1, 1, 1}},
+        Case{{4, 4, 4, 1}, "0:1,1:2,2:3", 1, {2, 3, 1}},
+        Case{{3, 4, 6, 1}, "0:1,0:2", 4, {1, 2, 1}}, Case{{2, 2, 3, 1}, "", 2, {1, 1, 0}}}) {
+    CAPTURE(c.failed);
+    CAPTURE(c.limit);
+    const Schedule skel = skeleton(c.layout, c.failed);
+    const Costs costs = Costs::uniform(c.layout.pp, c.cost);
+    const std::vector<std::int32_t> limits = uniform_limit(c.layout, c.limit);
+    const ListScheduleResult start = list_schedule({&skel, &costs, limits, true, false, false, {}});
+    const OrderSearchResult r = search_orders({&skel, &costs, limits, 2'000'000}, {start.workers});
+    CHECK(r.makespan <= start.makespan);
+    CHECK(r.lower_bound <= r.makespan);
+    CHECK(r.work <= 2'000'000 + 2 * 3 * c.layout.workers() * c.layout.microbatches);
+    Schedule out = skel;
+    out.workers = r.workers;
+    ValidationOptions validation;
+    validation.memory_limit = c.limit;
+    for (const Violation& v : validate(out, validation)) FAIL_CHECK(v.message);
+    const auto timeline = compute_timeline(out, costs);
+    REQUIRE(timeline.has_value());
+    CHECK(timeline->makespan == r.makespan);
+
+    // No budget: the first start as it came.
+    const OrderSearchResult none = search_orders({&skel, &costs, limits, 0}, {start.workers});
+    CHECK(none.makespan == start.makespan);
+    CHECK(none.workers == start.workers);
+  }
+}
+
+TEST_CASE("ReCycle plans with the order search are the same on every run") {
+  RecycleOptions options;
+  options.layout = {4, 4, 4, 1};
+  options.failed = parse_failures("0:0,1:1,2:2", options.layout);
+  options.costs = Costs::uniform(4, {1, 2, 1});
+  const RecyclePlan a = plan_recycle(options);
+  const RecyclePlan b = plan_recycle(options);
+  CHECK(a.schedule == b.schedule);
+}

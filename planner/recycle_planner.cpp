@@ -68,6 +68,7 @@ std::vector<std::vector<std::int32_t>> random_ranks(const Layout& layout, std::i
 /// micro-batch ranks, best first; returns `base` when nothing is shorter.
 ListScheduleResult improve(const Schedule& skel, const Costs& costs, std::int32_t limit,
                            bool defer_rerouted_w, std::int64_t work, ListScheduleResult base) {
+  if (base.makespan <= makespan_lower_bound(skel, costs)) return base;  // nothing to gain
   const std::int64_t actions =
       3 * static_cast<std::int64_t>(skel.layout.dp) * skel.layout.pp * skel.layout.microbatches;
   // A list schedule costs about ten of the search's action visits per action; a quarter of the

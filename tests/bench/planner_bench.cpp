@@ -55,4 +55,19 @@ void BM_PlanRecycleFaultFree(benchmark::State& state) {
 }
 BENCHMARK(BM_PlanRecycleFaultFree)->Unit(benchmark::kMillisecond);
 
+// The order search at its budget: PP 8 x DP 8, 8 micro-batches, worker (3, 2) failed (1,536
+// actions; the search gets from 36 to 35 units but not to its lower bound, so it spends the whole
+// budget).
+void BM_PlanRecycleSearch(benchmark::State& state) {
+  recycle::planner::RecycleOptions options;
+  options.layout = Layout{8, 8, 8, 1};
+  options.failed = {{3, 2}};
+  options.search_work = state.range(0);
+  for (auto _ : state) benchmark::DoNotOptimize(recycle::planner::plan_recycle(options));
+}
+BENCHMARK(BM_PlanRecycleSearch)
+    ->Arg(0)
+    ->Arg(recycle::planner::kDefaultSearchWork)
+    ->Unit(benchmark::kMillisecond);
+
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/rng.hpp"
 #include "planner/failures.hpp"
 #include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
@@ -264,6 +265,59 @@ TEST_CASE("plan_exact: the ReCycle heuristic is within 3 % of the optimum on sma
       summary, sizeof summary,
       "heuristic vs optimum over %zu instances: gap min %.2f %%, median %.2f %%, max %.2f %%\n",
       gaps.size(), 100 * gaps.front(), 100 * gaps[gaps.size() / 2], 100 * gaps.back());
+  const std::string report = summary + table;
+  MESSAGE(report);
+}
+
+// The held-out check of the search's tuning (docs/recycle.md reports it): random small instances,
+// drawn with a fixed seed, that the tuning never saw. About four minutes of CBC, so it is skipped
+// unless asked for: recycle_planner_tests -tc="*held-out*" --no-skip. It checks what holds for
+// every exact result and prints the gaps; it does not assert the 3 %, which one instance misses.
+TEST_CASE("plan_exact: held-out gap study (run with --no-skip)" * doctest::skip()) {
+  recycle::Rng rng(2026);
+  std::vector<double> gaps;
+  std::string table;
+  while (gaps.size() < 25) {
+    const auto draw = [&](std::uint64_t n) { return static_cast<std::int32_t>(rng.below(n)); };
+    const Layout layout{2 + draw(3), 2 + draw(3), 2 + 2 * draw(3), 1};
+    const std::int32_t count = 1 + draw(3);
+    std::vector<WorkerId> failed;
+    while (static_cast<std::int32_t>(failed.size()) < count) {
+      const WorkerId w{draw(static_cast<std::uint64_t>(layout.dp)),
+                       draw(static_cast<std::uint64_t>(layout.pp))};
+      if (std::find(failed.begin(), failed.end(), w) == failed.end()) failed.push_back(w);
+    }
+    std::sort(failed.begin(), failed.end());
+    if (dead_stage(failed, layout) >= 0) continue;
+    ExactOptions options;
+    options.layout = layout;
+    options.failed = failed;
+    options.costs = Costs::uniform(layout.pp, {1, 1 + draw(2), 1});
+    options.time_limit = 60;
+    const ExactResult r = plan_exact(options);
+    check_exact(options, r);
+    if (!r.optimal) continue;
+    const double gap =
+        static_cast<double>(r.heuristic_makespan) / static_cast<double>(r.makespan) - 1;
+    gaps.push_back(gap);
+    std::string name = "dp " + std::to_string(layout.dp) + " pp " + std::to_string(layout.pp) +
+                       " m " + std::to_string(layout.microbatches) + " I " +
+                       std::to_string(options.costs.virtual_stages[0].backward_input) + " fail";
+    for (const WorkerId& w : failed)
+      name += " " + std::to_string(w.dp) + ":" + std::to_string(w.stage);
+    char line[160];
+    std::snprintf(line, sizeof line, "  %-40s heuristic %3lld  optimum %3lld  gap %5.2f %%\n",
+                  name.c_str(), static_cast<long long>(r.heuristic_makespan),
+                  static_cast<long long>(r.makespan), 100 * gap);
+    table += line;
+  }
+  std::sort(gaps.begin(), gaps.end());
+  const auto misses = std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 0.03; });
+  char summary[160];
+  std::snprintf(summary, sizeof summary,
+                "held-out: %zu instances, %lld over 3 %%, median %.2f %%, max %.2f %%\n",
+                gaps.size(), static_cast<long long>(misses), 100 * gaps[gaps.size() / 2],
+                100 * gaps.back());
   const std::string report = summary + table;
   MESSAGE(report);
 }

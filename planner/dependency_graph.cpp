@@ -24,29 +24,6 @@ std::size_t kind_index(ChunkAction kind) {
 
 }  // namespace
 
-std::optional<ChunkAction> chunk_action(ActionType type) noexcept {
-  switch (type) {
-    case ActionType::kForward:
-      return ChunkAction::kF;
-    case ActionType::kBackwardInput:
-      return ChunkAction::kI;
-    case ActionType::kBackwardWeight:
-      return ChunkAction::kW;
-    case ActionType::kBackward:
-      return ChunkAction::kB;
-    case ActionType::kSendF:
-      return ChunkAction::kSendF;
-    case ActionType::kRecvF:
-      return ChunkAction::kRecvF;
-    case ActionType::kSendB:
-      return ChunkAction::kSendB;
-    case ActionType::kRecvB:
-      return ChunkAction::kRecvB;
-    default:
-      return std::nullopt;
-  }
-}
-
 bool ActionIndex::fits(const Layout& layout, WorkerId id, const Action& action) noexcept {
   if (!chunk_action(action.type)) return false;
   if (layout.dp < 1 || layout.pp < 1 || layout.microbatches < 1 || layout.interleave < 1) {
@@ -151,110 +128,19 @@ std::int32_t ActionIndex::first_backward(std::int32_t owner, std::int32_t virtua
   return i >= 0 ? i : first(ChunkAction::kB, owner, virtual_stage, microbatch);
 }
 
-DependencyGraph::DependencyGraph(const Schedule& schedule, const ActionIndex& index)
-    : actions_(index.actions()) {
-  const Layout& layout = schedule.layout;
-  const std::int32_t last = layout.pp * layout.interleave - 1;
-
-  // The first REDUCE_GRAD of each worker joins its stage's collective; a second one is an error
-  // the validator reports, and joining it too would invent a cycle.
-  std::vector<std::int32_t> reduce_at(schedule.workers.size(), -1);
-  for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
-    const WorkerSchedule& worker = schedule.workers[w];
-    if (worker.id.stage < 0 || worker.id.stage >= layout.pp) continue;
-    const auto it = std::find_if(worker.actions.begin(), worker.actions.end(),
-                                 [](const Action& a) { return a.type == ActionType::kReduceGrad; });
-    if (it == worker.actions.end()) continue;
-    reduce_at[w] = static_cast<std::int32_t>(it - worker.actions.begin());
-    collective_stages_.push_back(worker.id.stage);
-  }
-  std::sort(collective_stages_.begin(), collective_stages_.end());
-  collective_stages_.erase(std::unique(collective_stages_.begin(), collective_stages_.end()),
-                           collective_stages_.end());
-
+DependencyGraph::DependencyGraph(const ExecutionGraph& graph) : nodes_(graph.nodes()) {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges;
-  edges.reserve(static_cast<std::size_t>(actions_) * 3);
-  const auto add = [&](std::int32_t from, std::int32_t to) {
-    if (from >= 0 && from != to) {
-      edges.emplace_back(static_cast<std::uint32_t>(from), static_cast<std::uint32_t>(to));
-    }
-  };
-  for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
-    const WorkerSchedule& worker = schedule.workers[w];
-    const auto wi = static_cast<std::int32_t>(w);
-    for (std::size_t i = 0; i < worker.actions.size(); ++i) {
-      const auto ii = static_cast<std::int32_t>(i);
-      const std::int32_t node = index.node(wi, ii);
-      if (i > 0) add(node - 1, node);
-      if (ii == reduce_at[w]) {
-        const auto stage =
-            std::lower_bound(collective_stages_.begin(), collective_stages_.end(), worker.id.stage);
-        const std::int32_t collective =
-            actions_ + static_cast<std::int32_t>(stage - collective_stages_.begin());
-        if (i > 0) add(node - 1, collective);
-        add(collective, node);
-        continue;
-      }
-      const Action& a = worker.actions[i];
-      if (!ActionIndex::fits(layout, worker.id, a)) continue;
-      const std::int32_t o = a.owner;
-      const std::int32_t v = a.virtual_stage;
-      const std::int32_t mb = a.microbatch;
-      switch (*chunk_action(a.type)) {
-        case ChunkAction::kF:
-          add(index.first(ChunkAction::kF, o, v - 1, mb), node);
-          break;
-        case ChunkAction::kI:
-        case ChunkAction::kB:
-          add(v == last ? index.first(ChunkAction::kF, o, v, mb)
-                        : index.first_backward(o, v + 1, mb),
-              node);
-          break;
-        case ChunkAction::kW:
-          add(index.first(ChunkAction::kI, o, v, mb), node);
-          break;
-        case ChunkAction::kSendF:
-          add(index.first(ChunkAction::kF, o, v, mb), node);
-          break;
-        case ChunkAction::kSendB:
-          add(index.first_backward(o, v, mb), node);
-          break;
-        case ChunkAction::kRecvF:
-          add(index.first(ChunkAction::kSendF, o, v - 1, mb), node);
-          break;
-        case ChunkAction::kRecvB:
-          add(index.first(ChunkAction::kSendB, o, v + 1, mb), node);
-          break;
+  edges.reserve(static_cast<std::size_t>(graph.edges()));
+  for (std::int32_t node = 0; node < nodes_; ++node) {
+    for (std::int32_t k = graph.first_edge(node); k < graph.first_edge(node + 1); ++k) {
+      const ExecutionGraph::Edge e = graph.edge(k);
+      if (e.distance == 0 && e.from != node) {
+        edges.emplace_back(static_cast<std::uint32_t>(e.from), static_cast<std::uint32_t>(node));
       }
     }
   }
   graph_ = Graph(boost::edges_are_unsorted_multi_pass, edges.begin(), edges.end(),
-                 static_cast<std::uint32_t>(nodes()));
-}
-
-std::optional<std::vector<std::int32_t>> DependencyGraph::topological_order() const {
-  const auto n = static_cast<std::size_t>(nodes());
-  std::vector<std::int32_t> waiting(n, 0);  // predecessors not yet ordered
-  for (std::size_t v = 0; v < n; ++v) {
-    for (const auto to : boost::make_iterator_range(
-             boost::adjacent_vertices(static_cast<std::uint32_t>(v), graph_))) {
-      ++waiting[to];
-    }
-  }
-  std::vector<std::int32_t> order;
-  order.reserve(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) order.push_back(static_cast<std::int32_t>(v));
-  }
-  // `order` doubles as Kahn's FIFO queue: everything before `head` has had its edges released.
-  for (std::size_t head = 0; head < order.size(); ++head) {
-    const auto from = static_cast<std::uint32_t>(order[head]);
-    for (const auto to : boost::make_iterator_range(boost::adjacent_vertices(from, graph_))) {
-      if (--waiting[to] == 0) order.push_back(static_cast<std::int32_t>(to));
-    }
-  }
-  if (order.size() != n) return std::nullopt;
-  return order;
+                 static_cast<std::uint32_t>(nodes_));
 }
 
 std::vector<std::vector<std::int32_t>> DependencyGraph::cycles() const {

@@ -1,20 +1,12 @@
-// The dependency graph of a schedule: which action must end before another may start
-// (docs/architecture.md, "Semantics"). Shared by the validator (a cycle is a deadlock) and by
-// timing (as-soon-as-possible start times), so both read the rules from one place.
+// Indexes over a schedule's actions, and its dependency graph for cycle reports.
 //
 // Concepts:
-//  - Node: one action occurrence, numbered worker by worker in Schedule::workers order (action i
-//    of worker w is node offset(w) + i); after them, one collective node per physical stage whose
-//    workers run REDUCE_GRAD.
-//  - Edge p -> d: d cannot start before p has ended. Edges: consecutive actions of a worker;
-//    data (F <- F of the previous virtual stage; I/B <- I/B of the next virtual stage, or the F at
-//    the last one; W <- I; SEND <- the compute whose output it sends); communication
-//    (RECV_F(v) <- SEND_F(v-1), RECV_B(v) <- SEND_B(v+1); a SEND never waits for its RECV); and
-//    REDUCE_GRAD as a collective: every peer's action before its REDUCE_GRAD precedes the stage's
-//    collective node, which precedes every peer's REDUCE_GRAD, so a peer that never gets there
-//    blocks the others. OPT waits for nothing across workers (the simulator adds any barrier).
 //  - ActionIndex: where each (kind, owner, virtual stage, micro-batch) occurs first, and how often.
-//    Dependencies always point at first occurrences; the validator reports the others.
+//    Dependencies always point at first occurrences; the validator reports the others. Nodes are
+//    numbered worker by worker in Schedule::workers order (action i of worker w is node
+//    offset(w) + i), as planner/execution_graph.hpp numbers its action nodes.
+//  - DependencyGraph: the same-iteration edges of an ExecutionGraph (planner/execution_graph.hpp)
+//    as a Boost.Graph, for the validator: a cycle is a deadlock, reported along its edges.
 #pragma once
 
 #include <array>
@@ -25,16 +17,11 @@
 #include <optional>
 #include <vector>
 
+#include "planner/execution_graph.hpp"
 #include "planner/schedule.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::planner {
-
-/// The actions that belong to one (owner, virtual stage, micro-batch) chunk.
-enum class ChunkAction : std::uint8_t { kF, kI, kW, kB, kSendF, kRecvF, kSendB, kRecvB };
-inline constexpr std::size_t kChunkActionCount = 8;
-
-/// The chunk action of `type`, or nullopt for REDUCE_GRAD and OPT.
-[[nodiscard]] std::optional<ChunkAction> chunk_action(ActionType type) noexcept;
 
 /// Action `index` of `Schedule::workers[worker]`.
 struct ActionRef {
@@ -91,22 +78,11 @@ class DependencyGraph {
       boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, boost::no_property,
                                          boost::no_property, std::uint32_t, std::uint32_t>;
 
-  /// `index` must be built from `schedule`.
-  DependencyGraph(const Schedule& schedule, const ActionIndex& index);
+  /// The same-iteration edges of `graph`; node numbers are the graph's.
+  explicit DependencyGraph(const ExecutionGraph& graph);
 
   [[nodiscard]] const Graph& graph() const noexcept { return graph_; }
-  [[nodiscard]] std::int32_t nodes() const noexcept {
-    return actions_ + static_cast<std::int32_t>(collective_stages_.size());
-  }
-  [[nodiscard]] bool is_collective(std::int32_t node) const noexcept { return node >= actions_; }
-  /// The physical stage of collective node `node`.
-  [[nodiscard]] std::int32_t collective_stage(std::int32_t node) const noexcept {
-    return collective_stages_[static_cast<std::size_t>(node - actions_)];
-  }
-
-  /// Every node, each after all of its predecessors (Kahn's order, deterministic); nullopt if
-  /// the graph has a cycle.
-  [[nodiscard]] std::optional<std::vector<std::int32_t>> topological_order() const;
+  [[nodiscard]] std::int32_t nodes() const noexcept { return nodes_; }
 
   /// One cycle per strongly connected component of more than one node, ordered by the
   /// component's smallest node. Each cycle starts at that node n0 and lists n0 -> n1 -> ... -> nk
@@ -114,8 +90,7 @@ class DependencyGraph {
   [[nodiscard]] std::vector<std::vector<std::int32_t>> cycles() const;
 
  private:
-  std::int32_t actions_ = 0;
-  std::vector<std::int32_t> collective_stages_;  // sorted
+  std::int32_t nodes_ = 0;
   Graph graph_;
 };
 

@@ -8,10 +8,10 @@ std::string to_string(WorkerId id) {
   return "(" + std::to_string(id.dp) + "," + std::to_string(id.stage) + ")";
 }
 
-bool Schedule::has_comms() const noexcept {
+bool Schedule::is_lowered() const noexcept {
   return std::any_of(workers.begin(), workers.end(), [](const WorkerSchedule& w) {
     return std::any_of(w.actions.begin(), w.actions.end(),
-                       [](const Action& a) { return is_comm(a.type); });
+                       [](const Action& a) { return !is_compute(a.type); });
   });
 }
 

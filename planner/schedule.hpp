@@ -82,8 +82,10 @@ struct Schedule {
   std::vector<Route> routes;            ///< sorted; empty when nothing is re-routed
   std::vector<WorkerSchedule> workers;  ///< live workers, sorted by (dp, stage)
 
-  /// True if any worker's list holds SEND_*/RECV_* actions (the schedule has been lowered).
-  [[nodiscard]] bool has_comms() const noexcept;
+  /// True if any worker's list holds an action other than F, I, W and B (SEND_*, RECV_*,
+  /// REDUCE_GRAD, OPT): the schedule says how it communicates, so data another worker makes must
+  /// arrive through a SEND/RECV pair. Otherwise it is compute-only and is lowered before it runs.
+  [[nodiscard]] bool is_lowered() const noexcept;
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };

@@ -1,15 +1,16 @@
-// As-soon-as-possible timing of a schedule: every action starts when the previous action on its
-// worker has ended and the actions it depends on (docs/architecture.md, "Semantics") have ended.
-// Communication is free here; the simulator (sim/) adds the network. Used for text timelines, the
-// PyTorch CSV time grid, and the planners' own estimates.
+// As-soon-as-possible timing of one iteration of a schedule: every action starts when the previous
+// action on its stream has ended and the actions it depends on (planner/semantics.hpp) have ended,
+// on a direct network (planner/execution_graph.hpp) where data moves in no time unless a cost
+// model says otherwise. Used for text timelines, the PyTorch CSV time grid, and the planners' own
+// estimates; planner/period.hpp gives the steady state and sim/ the full record.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <vector>
 
 #include "core/units.hpp"
 #include "planner/costs.hpp"
+#include "planner/execution_graph.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
@@ -21,13 +22,14 @@ struct ActionTime {
 
 struct Timeline {
   std::vector<std::vector<ActionTime>> workers;  ///< parallel to Schedule::workers[i].actions
-  Nanos makespan = 0;                            ///< latest end over all actions
+  Nanos makespan = 0;                            ///< latest end over all listed actions
 };
 
-using DurationFn = std::function<Nanos(WorkerId, const Action&)>;
+using DurationFn = ActionDuration;
 
-/// Times one iteration of `schedule`. Returns nullopt if the schedule deadlocks (a dependency
-/// cycle); run planner/validator.hpp for the reason.
+/// Times the first iteration of `schedule` (its optimizer mode; REDUCE_GRAD and OPT implied where
+/// a worker lists none). Returns nullopt if the schedule deadlocks (a dependency cycle); run
+/// planner/validator.hpp for the reason.
 [[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule,
                                                        const DurationFn& duration);
 [[nodiscard]] std::optional<Timeline> compute_timeline(const Schedule& schedule,

@@ -7,7 +7,10 @@
 #include <set>
 #include <utility>
 
+#include "core/error.hpp"
 #include "planner/dependency_graph.hpp"
+#include "planner/execution_graph.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::planner {
 
@@ -127,6 +130,11 @@ class Checker {
     const std::int32_t node = index_->first_backward(a.owner, v, a.microbatch);
     if (node < 0) return std::nullopt;
     return index_->ref(node);
+  }
+  /// Where the producer of `input` of `a`'s chunk ran (its first occurrence), if anywhere.
+  [[nodiscard]] std::optional<ActionRef> produced(const DataInput& input, const Action& a) const {
+    return input.producer == Producer::kForward ? find(kF, a, input.virtual_stage)
+                                                : find_backward(a, input.virtual_stage);
   }
   [[nodiscard]] bool is_first(std::int32_t w, std::int32_t i, const Action& a) const {
     return index_->first(*chunk_action(a.type), a.owner, a.virtual_stage, a.microbatch) ==
@@ -354,35 +362,36 @@ void Checker::check_coverage() {
 }
 
 void Checker::check_placement() {
+  const std::int32_t last = layout_.virtual_stages() - 1;
   for_each_indexed([&](std::int32_t w, std::int32_t i, const Action& a) {
-    const ChunkAction kind = *chunk_action(a.type);
-    if (!is_first(w, i, a)) return;
+    if (!is_compute(a.type) || !is_first(w, i, a)) return;
     const WorkerId self = worker(w).id;
-    const std::int32_t v = a.virtual_stage;
-    if (kind == kF) {
-      const WorkerId routed = routes_->worker_of(a.owner, v, a.microbatch);
+    if (a.type == ActionType::kForward) {
+      const WorkerId routed = routes_->worker_of(a.owner, a.virtual_stage, a.microbatch);
       if (routed == self) return;
       at(Rule::kWrongWorker, w, i,
          "F belongs on worker " + to_string(routed) + ", where pipeline " + num(a.owner) +
              "'s micro-batch " + num(a.microbatch) + " is routed at stage " + num(self.stage));
-    } else if (kind == kI || kind == kB) {
-      const auto f = find(kF, a, v);
-      if (!f || worker(f->worker).id == self) return;
+      return;
+    }
+    // The inputs it holds on its own worker (semantics.hpp) were made there.
+    for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
+      if (!input.same_worker) continue;
+      const auto made = produced(input, a);
+      if (!made || worker(made->worker).id == self) continue;
+      const bool activations = input.producer == Producer::kForward;
       at(Rule::kWrongWorker, w, i,
-         std::string(type_name(a.type)) + " must run on worker " + to_string(worker(f->worker).id) +
-             ", which ran the F (" + describe(*f) + ") and holds its activations");
-    } else if (kind == kW) {
-      const auto in = find(kI, a, v);
-      if (!in || worker(in->worker).id == self) return;
-      at(Rule::kWrongWorker, w, i,
-         "W must run on worker " + to_string(worker(in->worker).id) + ", which ran the I (" +
-             describe(*in) + ")");
+         std::string(type_name(a.type)) + " must run on worker " +
+             to_string(worker(made->worker).id) + ", which ran the " +
+             (activations ? "F (" : "I (") + describe(*made) + ")" +
+             (activations ? " and holds its activations" : ""));
     }
   });
 }
 
 void Checker::check_order() {
-  const bool comms = schedule_.has_comms();
+  const bool lowered = schedule_.is_lowered();
+  const std::int32_t last = layout_.virtual_stages() - 1;
   for_each_indexed([&](std::int32_t w, std::int32_t i, const Action& a) {
     if (!is_first(w, i, a)) return;
     const std::int32_t v = a.virtual_stage;
@@ -393,30 +402,26 @@ void Checker::check_order() {
          what + " (the " + std::string(type_name(action(w, before->index).type)) + " is action " +
              num(before->index) + ")");
     };
-    switch (*chunk_action(a.type)) {
-      case ChunkAction::kF:
-        if (comms)
-          needs_earlier(find(ChunkAction::kRecvF, a, v), "F before the RECV_F that feeds it");
-        break;
-      case ChunkAction::kI:
-      case ChunkAction::kB: {
-        const std::string type(type_name(a.type));
-        needs_earlier(find(kF, a, v), type + " before its F");
-        if (comms)
-          needs_earlier(find(ChunkAction::kRecvB, a, v), type + " before the RECV_B that feeds it");
-        break;
+    const std::string type(type_name(a.type));
+    if (is_comm(a.type)) {
+      // A SEND goes after the compute whose output it sends.
+      if (a.type != ActionType::kSendF && a.type != ActionType::kSendB) return;
+      const DataInput sent{comm_compute(a.type), v, true};
+      needs_earlier(produced(sent, a),
+                    type + " before the " +
+                        (sent.producer == Producer::kForward ? "F" : "backward") +
+                        " whose output it sends");
+      return;
+    }
+    for (const DataInput& input : data_inputs(a.type, v, last)) {
+      const bool forward = input.producer == Producer::kForward;
+      if (input.same_worker) {
+        needs_earlier(produced(input, a), type + (forward ? " before its F" : " before its I"));
+      } else if (lowered) {
+        const ChunkAction recv = *chunk_action(recv_for(input.producer));
+        needs_earlier(find(recv, a, v),
+                      type + " before the " + (forward ? "RECV_F" : "RECV_B") + " that feeds it");
       }
-      case ChunkAction::kW:
-        needs_earlier(find(kI, a, v), "W before its I");
-        break;
-      case ChunkAction::kSendF:
-        needs_earlier(find(kF, a, v), "SEND_F before the F whose output it sends");
-        break;
-      case ChunkAction::kSendB:
-        needs_earlier(find_backward(a, v), "SEND_B before the backward whose gradient it sends");
-        break;
-      default:
-        break;
     }
   });
   structural_ = structural_ || reported(Rule::kOrder);
@@ -425,8 +430,8 @@ void Checker::check_order() {
 void Checker::check_comms() {
   const std::int32_t last = layout_.virtual_stages() - 1;
   for_each_indexed([&](std::int32_t w, std::int32_t i, const Action& a) {
-    const ChunkAction kind = *chunk_action(a.type);
     if (!is_comm(a.type)) return;
+    const ChunkAction kind = *chunk_action(a.type);
     const WorkerId self = worker(w).id;
     const std::int32_t v = a.virtual_stage;
     const std::string type(type_name(a.type));
@@ -435,54 +440,54 @@ void Checker::check_comms() {
       structural_ = true;  // which of the two pairs with the other side is ambiguous
       return;
     }
-    const bool forward = kind == ChunkAction::kSendF || kind == ChunkAction::kRecvF;
-    const bool send = kind == ChunkAction::kSendF || kind == ChunkAction::kSendB;
-    const ChunkAction compute = forward ? kF : kI;
-    // The other side's virtual stage, and whether there is one.
-    const std::int32_t peer_v = (forward == send) ? v + 1 : v - 1;
-    if (peer_v < 0 || peer_v > last) {
+    const bool send = a.type == ActionType::kSendF || a.type == ActionType::kSendB;
+    const Action other = partner(a);
+    if (other.virtual_stage < 0 || other.virtual_stage > last) {
       at(Rule::kComm, w, i,
          type + " at virtual stage " + num(v) + ": there is no " +
-             (peer_v < 0 ? "previous" : "next") + " virtual stage to " +
+             (other.virtual_stage < 0 ? "previous" : "next") + " virtual stage to " +
              (send ? "send to" : "receive from"));
+      structural_ = true;
       return;
     }
+    const ChunkAction compute = comm_compute(a.type) == Producer::kForward ? kF : kI;
     const WorkerId here = runs(compute, a, v);
     if (here != self) {
       at(Rule::kComm, w, i,
-         type + " on the wrong worker: " + (forward ? "the F" : "the backward") + " it " +
+         type + " on the wrong worker: " + (compute == kF ? "the F" : "the backward") + " it " +
              (send ? "sends from" : "feeds") + " runs on worker " + to_string(here));
+      structural_ = true;
     }
-    const ChunkAction partner = forward ? (send ? ChunkAction::kRecvF : ChunkAction::kSendF)
-                                        : (send ? ChunkAction::kRecvB : ChunkAction::kSendB);
-    if (count(partner, a, peer_v) > 0) return;
-    const WorkerId there = runs(compute, a, peer_v);
-    const ActionType partner_type = forward ? (send ? ActionType::kRecvF : ActionType::kSendF)
-                                            : (send ? ActionType::kRecvB : ActionType::kSendB);
+    if (count(*chunk_action(other.type), other, other.virtual_stage) > 0) return;
+    const WorkerId there = runs(compute, a, other.virtual_stage);
     at(Rule::kComm, w, i,
-       "no matching " + std::string(type_name(partner_type)) + " ('" +
-           token(partner_type, a, peer_v, there) + "') on worker " + to_string(there));
+       "no matching " + std::string(type_name(other.type)) + " ('" + to_token(other, there.dp) +
+           "') on worker " + to_string(there));
+    structural_ = true;
   });
-  if (!schedule_.has_comms()) return;
+  if (!schedule_.is_lowered()) return;
   // A compute whose input comes from another worker with neither a SEND there nor a RECV here
   // (one side alone is reported above).
   for_each_indexed([&](std::int32_t w, std::int32_t i, const Action& a) {
-    const ChunkAction kind = *chunk_action(a.type);
-    if (!is_first(w, i, a)) return;
+    if (!is_compute(a.type) || !is_first(w, i, a)) return;
     const WorkerId self = worker(w).id;
-    const std::int32_t v = a.virtual_stage;
-    const bool forward = kind == kF;
-    if (!forward && kind != kI && kind != kB) return;
-    const std::int32_t from_v = forward ? v - 1 : v + 1;
-    const auto from = forward ? find(kF, a, from_v) : find_backward(a, from_v);
-    if (!from || worker(from->worker).id == self) return;
-    const ChunkAction recv = forward ? ChunkAction::kRecvF : ChunkAction::kRecvB;
-    const ChunkAction send = forward ? ChunkAction::kSendF : ChunkAction::kSendB;
-    if (count(recv, a, v) > 0 || count(send, a, from_v) > 0) return;
-    at(Rule::kComm, w, i,
-       "needs " + std::string(forward ? "the output" : "the gradient") + " of " + describe(*from) +
-           " but there is neither a " + (forward ? "SEND_F" : "SEND_B") + " there nor a " +
-           (forward ? "RECV_F" : "RECV_B") + " here");
+    for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
+      if (input.same_worker) continue;
+      const auto from = produced(input, a);
+      if (!from || worker(from->worker).id == self) continue;
+      const bool forward = input.producer == Producer::kForward;
+      const Action recv{recv_for(input.producer), a.virtual_stage, a.microbatch, a.owner};
+      const Action send = partner(recv);
+      if (count(*chunk_action(recv.type), recv, recv.virtual_stage) > 0 ||
+          count(*chunk_action(send.type), send, send.virtual_stage) > 0) {
+        continue;
+      }
+      at(Rule::kComm, w, i,
+         "needs " + std::string(forward ? "the output" : "the gradient") + " of " +
+             describe(*from) + " but there is neither a " + std::string(type_name(send.type)) +
+             " there nor a " + std::string(type_name(recv.type)) + " here");
+      structural_ = true;
+    }
   });
 }
 
@@ -508,6 +513,7 @@ void Checker::check_iteration() {
       const std::string type(type_name(t));
       if (first >= 0) {
         at(Rule::kIteration, wi, ii, type + " done twice (first at action " + num(first) + ")");
+        structural_ = true;
         continue;
       }
       first = ii;
@@ -524,56 +530,94 @@ void Checker::check_iteration() {
              "OPT before REDUCE_GRAD (action " + num(later - actions.begin()) + ")");
         }
       }
-    }
-  }
-  // Peers of a stage: every live worker listed for it. If one joins the all-reduce, all must.
-  std::map<std::int32_t, std::vector<std::int32_t>> peers;
-  for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
-    peers[schedule_.workers[w].id.stage].push_back(static_cast<std::int32_t>(w));
-  }
-  for (const auto& [stage, ws] : peers) {
-    for (const bool reduce : {true, false}) {
-      const auto has = [&](std::int32_t w) {
-        const PerWorker& f = found[static_cast<std::size_t>(w)];
-        return (reduce ? f.reduce : f.opt) >= 0;
-      };
-      const auto with = std::find_if(ws.begin(), ws.end(), has);
-      if (with == ws.end()) continue;
-      const std::string type = reduce ? "REDUCE_GRAD" : "OPT";
-      for (const std::int32_t w : ws) {
-        if (has(w)) continue;
-        on(Rule::kIteration, worker(w).id,
-           "worker " + to_string(worker(w).id) + " has no " + type + " but its peer " +
-               to_string(worker(*with).id) + " of stage " + num(stage) + " has" +
-               (reduce ? ": the all-reduce would wait for it forever" : ""));
+      if (t == ActionType::kOptimizer && ii + 1 < static_cast<std::int32_t>(actions.size())) {
+        at(Rule::kIteration, wi, ii,
+           "OPT must end the worker's list (the step ends the iteration), but " +
+               describe(wi, ii + 1) + " follows it");
       }
     }
-    if (ws.size() < 2) continue;
-    for (const std::int32_t w : ws) {
-      const PerWorker& f = found[static_cast<std::size_t>(w)];
-      if (f.opt < 0 || f.reduce >= 0) continue;
-      at(Rule::kIteration, w, f.opt,
-         "OPT without REDUCE_GRAD: stage " + num(stage) +
-             "'s gradients are not all-reduced over its " +
-             num(static_cast<std::int64_t>(ws.size())) + " live peers");
+  }
+  // With two or more live peers a stage's gradients must be all-reduced before its step.
+  std::map<std::int32_t, std::int32_t> peers;
+  for (const WorkerSchedule& ws : schedule_.workers) ++peers[ws.id.stage];
+  for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
+    const PerWorker& f = found[w];
+    const std::int32_t stage = schedule_.workers[w].id.stage;
+    if (f.opt < 0 || f.reduce >= 0 || peers[stage] < 2) continue;
+    at(Rule::kIteration, static_cast<std::int32_t>(w), f.opt,
+       "OPT without REDUCE_GRAD: stage " + num(stage) +
+           "'s gradients are not all-reduced over its " + num(peers[stage]) + " live peers");
+  }
+  // REDUCE_GRAD and OPT are listed on every live worker or on none (then each worker all-reduces
+  // and steps after its last action): a worker that lists none among workers that do is a list
+  // cut short, and its peers' all-reduce would wait for it.
+  for (const bool reduce : {true, false}) {
+    const auto has = [&](std::size_t w) { return (reduce ? found[w].reduce : found[w].opt) >= 0; };
+    std::size_t with = schedule_.workers.size();
+    for (std::size_t w = 0; w < schedule_.workers.size() && with == schedule_.workers.size(); ++w) {
+      if (has(w)) with = w;
+    }
+    if (with == schedule_.workers.size()) continue;
+    const std::string type = reduce ? "REDUCE_GRAD" : "OPT";
+    structural_ = structural_ || std::any_of(found.begin(), found.end(), [&](const PerWorker& f) {
+                    return (reduce ? f.reduce : f.opt) < 0;
+                  });
+    for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
+      if (has(w)) continue;
+      on(Rule::kIteration, worker(static_cast<std::int32_t>(w)).id,
+         "worker " + to_string(worker(static_cast<std::int32_t>(w)).id) + " lists no " + type +
+             " but worker " + to_string(worker(static_cast<std::int32_t>(with)).id) +
+             " does: list it on every worker or on none");
     }
   }
 }
 
 void Checker::check_deadlock() {
   // Structural errors (workers listed twice or out of range, actions out of range, duplicated
-  // actions or communication) make the graph ambiguous: which duplicate does a dependency wait
-  // for? Same-worker order errors are cycles themselves, already reported with a clearer reason.
+  // actions, unpaired communication) make the graph ambiguous: which duplicate does a dependency
+  // wait for? Same-worker order errors are cycles themselves, already reported with a clearer
+  // reason.
   if (structural_) return;
-  const DependencyGraph graph(schedule_, *index_);
-  if (graph.topological_order()) return;
-  const auto name = [&](std::int32_t node) {
-    if (graph.is_collective(node)) {
-      return "the REDUCE_GRAD all-reduce of stage " + num(graph.collective_stage(node));
+  GraphOptions options;
+  options.network = Network::kRuntime;
+  options.staggered_optimizer = schedule_.staggered_optimizer;
+  std::optional<ExecutionGraph> built;
+  try {
+    built.emplace(
+        schedule_, [](WorkerId, const Action&) -> Nanos { return 0; }, options);
+  } catch (const InputError& e) {  // unpaired communication the checks above did not name
+    on(Rule::kComm, std::nullopt, e.what());
+    return;
+  }
+  const ExecutionGraph& graph = *built;
+  if (graph.ordered()) return;
+  const DependencyGraph cycles_of(graph);
+  const auto name = [&](std::int32_t node) -> std::string {
+    switch (graph.kind(node)) {
+      case ExecutionGraph::NodeKind::kCollective:
+        return "the REDUCE_GRAD all-reduce of stage " +
+               num(graph.collective_stage(graph.collective_index(node)));
+      case ExecutionGraph::NodeKind::kBarrier:
+        return "the optimizer barrier";
+      case ExecutionGraph::NodeKind::kTransfer: {
+        const auto s = graph.position(graph.transfer_send(graph.transfer_index(node)));
+        const auto r = graph.position(graph.transfer_recv(graph.transfer_index(node)));
+        return "the transfer of " + describe(s.worker, s.index) + " to " +
+               describe(r.worker, r.index);
+      }
+      case ExecutionGraph::NodeKind::kAction:
+        break;
     }
-    return describe(index_->ref(node));
+    const auto p = graph.position(node);
+    if (p.index < static_cast<std::int32_t>(worker(p.worker).actions.size()))
+      return describe(p.worker, p.index);
+    return "worker " + to_string(worker(p.worker).id) + "'s " +
+           std::string(type_name(graph.action(p.worker, p.index).type)) + " after its last action";
   };
-  for (const std::vector<std::int32_t>& cycle : graph.cycles()) {
+  const auto is_action = [&](std::int32_t node) {
+    return graph.kind(node) == ExecutionGraph::NodeKind::kAction;
+  };
+  for (const std::vector<std::int32_t>& cycle : cycles_of.cycles()) {
     // Told in waiting order: the start waits for the last node, which waits for the one before...
     std::vector<std::int32_t> chain{cycle.front()};
     chain.insert(chain.end(), cycle.rbegin(), cycle.rend());
@@ -583,12 +627,12 @@ void Checker::check_deadlock() {
       const std::int32_t a = chain[k];
       std::size_t next = k + 1;
       const auto sequential = [&](std::int32_t later, std::int32_t earlier) {
-        if (graph.is_collective(later) || graph.is_collective(earlier)) return false;
-        const ActionRef l = index_->ref(later), e = index_->ref(earlier);
-        return l.worker == e.worker && l.index == e.index + 1;
+        if (!is_action(later) || !is_action(earlier)) return false;
+        const auto l = graph.position(later), e = graph.position(earlier);
+        return l.worker == e.worker && l.index > e.index;
       };
       std::string verb = "needs";
-      if (graph.is_collective(a) || graph.is_collective(chain[next])) {
+      if (!is_action(a) || !is_action(chain[next])) {
         verb = "waits for";
       } else if (sequential(a, chain[next])) {
         verb = "runs after";
@@ -598,14 +642,20 @@ void Checker::check_deadlock() {
       k = next;
     }
     for (const std::int32_t node : cycle) {
-      if (!graph.is_collective(node)) workers.insert(worker(index_->ref(node).worker).id);
+      if (is_action(node)) workers.insert(worker(graph.position(node).worker).id);
     }
     std::string list;
     for (const WorkerId id : workers) list += (list.empty() ? "" : ", ") + to_string(id);
-    const ActionRef start = index_->ref(cycle.front());
-    out_.push_back({Rule::kDeadlock, worker(start.worker).id, start.index,
-                    "deadlock between worker" + std::string(workers.size() > 1 ? "s " : " ") +
-                        list + ": " + story});
+    const auto start = graph.position(cycle.front());
+    out_.push_back(
+        {Rule::kDeadlock,
+         start.worker >= 0 ? std::optional<WorkerId>(worker(start.worker).id) : std::nullopt,
+         start.worker >= 0 &&
+                 start.index < static_cast<std::int32_t>(worker(start.worker).actions.size())
+             ? start.index
+             : -1,
+         "deadlock between worker" + std::string(workers.size() > 1 ? "s " : " ") + list + ": " +
+             story});
   }
 }
 

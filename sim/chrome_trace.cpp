@@ -4,6 +4,8 @@
 
 #include <iterator>
 
+#include "planner/semantics.hpp"
+
 namespace recycle::sim {
 
 namespace {
@@ -11,8 +13,8 @@ namespace {
 using planner::Action;
 using planner::ActionType;
 
-enum Track : int { kCompute = 1, kSend = 2, kRecv = 3, kAllReduce = 4 };
-constexpr const char* kTrackNames[] = {"", "compute", "send queue", "receive queue", "all-reduce"};
+enum Track : int { kCompute = 1, kComm = 2, kAllReduce = 3 };
+constexpr const char* kTrackNames[] = {"", "compute", "communication", "all-reduce"};
 
 /// Microseconds with exactly three decimals: the nanosecond, no floating-point rounding.
 std::string micros(Nanos ns) {
@@ -106,15 +108,12 @@ std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteratio
     const planner::WorkerSchedule& from = run.schedule.workers[at.worker];
     const planner::WorkerSchedule& to = run.schedule.workers[static_cast<std::size_t>(x.to)];
     const Action& send = from.actions[at.action];
-    Action recv = send;
-    const bool forward = send.type == ActionType::kSendF;
-    recv.type = forward ? ActionType::kRecvF : ActionType::kRecvB;
-    recv.virtual_stage += forward ? 1 : -1;
+    const Action recv = planner::partner(send);
     const std::string args = action_args(send, from.id.dp, x.iteration);
-    out.slice(from.id, kSend,
+    out.slice(from.id, kComm,
               planner::to_token(send, from.id.dp) + " -> " + planner::to_string(to.id),
               planner::type_name(send.type), x.start, x.end, args);
-    out.slice(to.id, kRecv,
+    out.slice(to.id, kComm,
               planner::to_token(recv, to.id.dp) + " <- " + planner::to_string(from.id),
               planner::type_name(recv.type), x.start, x.end, args);
   }

@@ -20,7 +20,7 @@ std::string_view kind_name(CriticalStep::Kind kind) {
 }
 
 std::string describe_network(const SimRun& run) {
-  const Cluster& c = run.model.cluster;
+  const planner::Cluster& c = run.model.cluster;
   if (c.free()) return "free network and optimizer (--costs)";
   return fmt::format("{} GPUs per node, TP {}", c.gpus_per_node(), c.tensor_parallel());
 }

@@ -59,8 +59,8 @@ int run_degradation(const DegradationOptions& o) {
   const planner::Costs costs = o.layout.costs_for(layout);
   const auto profile = o.layout.load_profile();
   const auto model = [&] {
-    return profile ? sim::CostModel::from_profile(*profile, layout, o.layout.profile)
-                   : sim::CostModel::compute_only(costs);
+    return profile ? planner::CostModel::from_profile(*profile, layout, o.layout.profile)
+                   : planner::CostModel::compute_only(costs);
   };
   const auto iteration = [&](planner::Schedule schedule) {
     sim::SimOptions options;

@@ -99,8 +99,8 @@ int run_simulate(const SimulateOptions& o) {
   options.staggered_optimizer = o.staggered || schedule.staggered_optimizer;
   const planner::Layout layout = schedule.layout;
   const auto profile = o.layout.load_profile();
-  sim::CostModel model = profile ? sim::CostModel::from_profile(*profile, layout, o.layout.profile)
-                                 : sim::CostModel::compute_only(o.layout.costs_for(layout));
+  planner::CostModel model = profile ? planner::CostModel::from_profile(*profile, layout, o.layout.profile)
+                                 : planner::CostModel::compute_only(o.layout.costs_for(layout));
 
   const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
   const sim::Metrics metrics = sim::compute_metrics(run, o.microbatch_size);

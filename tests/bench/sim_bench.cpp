@@ -65,8 +65,8 @@ void BM_SimulateZbH1(benchmark::State& state) {
   planner::GeneratorOptions gen;
   gen.layout = layout;
   const planner::Schedule schedule = planner::generate_fault_free("zb-h1", gen);
-  const sim::CostModel model =
-      sim::CostModel::from_profile(large_profile(layout.pp), layout, "bench");
+  const planner::CostModel model =
+      planner::CostModel::from_profile(large_profile(layout.pp), layout, "bench");
   std::size_t actions = 0;
   std::uint64_t events = 0;
   for (auto _ : state) {

@@ -361,9 +361,14 @@ TEST_CASE("PyTorch CSV: 1F1B on 2 stages, 2 micro-batches, on a unit time grid")
 }
 
 TEST_CASE("PyTorch CSV: lowered 1F1B lists every action of each rank in order") {
+  // torch's _add_send_recv, stepped by hand on 1F1B P = 2, M = 2 (rank 0: F0 F1 B0 B1, rank 1:
+  // F0 B0 F1 B1), appends a RECV to the reader when the sender's compute is lowered: round 1 rank 0
+  // F0 SEND_F0 (rank 1 gets RECV_F0), rank 1 F0; round 2 rank 0 F1 SEND_F1 (rank 1 gets RECV_F1),
+  // rank 1 B0 SEND_B0 (rank 0 gets RECV_B0); round 3 rank 0 B0, rank 1 F1; round 4 rank 1 B1
+  // SEND_B1 (rank 0 gets RECV_B1); round 5 rank 0 B1. Then REDUCE_GRAD and OPT.
   const std::string expected =
       "0F0,0SEND_F0,0F1,0SEND_F1,0RECV_B0,0B0,0RECV_B1,0B1,0REDUCE_GRAD,0OPT\n"
-      "1RECV_F0,1F0,1B0,1SEND_B0,1RECV_F1,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1OPT\n";
+      "1RECV_F0,1F0,1RECV_F1,1B0,1SEND_B0,1F1,1B1,1SEND_B1,1REDUCE_GRAD,1OPT\n";
   const Schedule lowered = lower(generate("1f1b", {2, 2, 2, 1}));
   CHECK(to_pytorch_csv(lowered, CsvFormat::kComputeComms) == expected);
 

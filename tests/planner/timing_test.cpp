@@ -4,6 +4,7 @@
 
 #include "tests/planner/test_helpers.hpp"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -151,35 +152,37 @@ TEST_CASE("a dependency cycle between two workers has no timeline") {
   CHECK(compute_timeline(schedule, Costs::uniform(2, {1, 1, 1})).has_value());
 }
 
-TEST_CASE("lowered 1F1B, P = 2, M = 1: a RECV waits for its SEND; duration per worker") {
-  // F=3, I=4, W=2, every RECV 1, SENDs free, REDUCE_GRAD and OPT free.
-  //   s0: F [0,3]  SEND_F [3,3]                       RECV_B [13,14]  B [14,20]
-  //   s1:          RECV_F [3,4]  F [4,7]  B [7,13]  SEND_B [13,13]
+TEST_CASE("on the direct network a lowered schedule times as its compute-only form") {
+  // SEND and RECV move data in no time and make nothing wait: the lowered 1F1B of P = 2, M = 1
+  // with F=3, I=4, W=2 is timed as the compute-only one: F [0,3] and B [12,18] on stage 0, F [3,6]
+  // and B [6,12] on stage 1. REDUCE_GRAD (free all-reduce) and OPT (1 s each) follow B, OPT after
+  // the barrier at 18: [18,19] on both.
   const Schedule schedule = lower(generate("1f1b", Layout{1, 2, 1, 1}));
   const Costs costs = Costs::uniform(2, {3, 4, 2});
   const auto timeline = compute_timeline(schedule, [&](WorkerId, const Action& a) -> Nanos {
-    if (a.type == ActionType::kRecvF || a.type == ActionType::kRecvB) return 1;
-    return costs.duration(a);
+    return a.type == ActionType::kOptimizer ? 1 : costs.duration(a);
   });
   REQUIRE(timeline.has_value());
-  const auto& s0 = timeline->workers[0];  // F SEND_F RECV_B B REDUCE_GRAD OPT
-  const auto& s1 = timeline->workers[1];  // RECV_F F B SEND_B REDUCE_GRAD OPT
-  REQUIRE(s0.size() == 6);
-  REQUIRE(s1.size() == 6);
-  CHECK(s0[1].start == 3);
-  CHECK(s1[0].start == 3);
-  CHECK(s1[1].start == 4);
-  CHECK(s1[3].end == 13);
-  CHECK(s0[2].start == 13);
-  CHECK(s0[3].start == 14);
-  CHECK(s0[3].end == 20);
-  CHECK(timeline->makespan == 20);
+  const auto start_of = [&](std::size_t w, ActionType type) {
+    const auto& actions = schedule.workers[w].actions;
+    const auto at = std::find_if(actions.begin(), actions.end(),
+                                 [type](const Action& a) { return a.type == type; });
+    REQUIRE(at != actions.end());
+    return timeline->workers[w][static_cast<std::size_t>(at - actions.begin())].start;
+  };
+  CHECK(start_of(0, F) == 0);
+  CHECK(start_of(1, F) == 3);
+  CHECK(start_of(1, B) == 6);
+  CHECK(start_of(0, B) == 12);
+  CHECK(start_of(0, ActionType::kOptimizer) == 18);
+  CHECK(start_of(1, ActionType::kOptimizer) == 18);
+  CHECK(timeline->makespan == 19);
 }
 
 TEST_CASE("REDUCE_GRAD joins the live peers of a stage") {
   // DP 2, PP 1, M 1, GPipe lowered: each worker F B REDUCE_GRAD OPT. Worker (1,0)'s F takes 10
-  // instead of 3, B 6, REDUCE_GRAD 5, OPT 1. Both all-reduces start when the slower peer is
-  // ready: max(3 + 6, 10 + 6) = 16, end 21; OPT [21, 22] on both.
+  // instead of 3, B 6, OPT 1; the all-reduce itself is free here (no network). Both REDUCE_GRADs
+  // end when the slower peer arrives: max(3 + 6, 10 + 6) = 16; OPT [16, 17] on both.
   const Schedule schedule = lower(generate("gpipe", Layout{2, 1, 1, 1}));
   const auto timeline = compute_timeline(schedule, [](WorkerId id, const Action& a) -> Nanos {
     switch (a.type) {
@@ -187,8 +190,6 @@ TEST_CASE("REDUCE_GRAD joins the live peers of a stage") {
         return id.dp == 1 ? 10 : 3;
       case ActionType::kBackward:
         return 6;
-      case ActionType::kReduceGrad:
-        return 5;
       case ActionType::kOptimizer:
         return 1;
       default:
@@ -199,12 +200,12 @@ TEST_CASE("REDUCE_GRAD joins the live peers of a stage") {
   for (std::size_t w = 0; w < 2; ++w) {
     CAPTURE(w);
     REQUIRE(timeline->workers[w].size() == 4);
-    CHECK(timeline->workers[w][2].start == 16);
-    CHECK(timeline->workers[w][2].end == 21);
-    CHECK(timeline->workers[w][3].end == 22);
+    CHECK(timeline->workers[w][2].end == 16);
+    CHECK(timeline->workers[w][3].start == 16);
+    CHECK(timeline->workers[w][3].end == 17);
   }
   CHECK(timeline->workers[0][1].end == 9);
-  CHECK(timeline->makespan == 22);
+  CHECK(timeline->makespan == 17);
 }
 
 TEST_CASE("an empty schedule and a schedule of empty workers take no time") {

@@ -299,7 +299,7 @@ TEST_CASE("iteration: REDUCE_GRAD missing on a peer, before a W, OPT first, twic
   auto violations = validate(schedule);
   INFO(show(violations));
   CHECK(has(violations, Rule::kIteration, {1, 0},
-            {"worker (1,0) has no REDUCE_GRAD but its peer (0,0)"}));
+            {"worker (1,0) lists no REDUCE_GRAD but worker (0,0) does"}));
   CHECK(has(violations, Rule::kIteration, {1, 0}, {"'0OPT': OPT without REDUCE_GRAD"}));
 
   schedule = lowered;

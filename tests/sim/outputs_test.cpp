@@ -1,6 +1,6 @@
 // What the simulator writes: the JSON report, the Chrome trace (checked against the trace event
 // format), the SVG Gantt chart, and byte-for-byte determinism. Also a re-routed schedule, whose
-// receive-queue contention is worked out by hand.
+// contention on the receiver's communication stream is worked out by hand.
 #include <doctest/doctest.h>
 
 #include <map>
@@ -20,8 +20,8 @@ namespace {
 using namespace recycle;
 using planner::Action;
 using planner::ActionType;
+using planner::CostModel;
 using planner::Layout;
-using sim::CostModel;
 
 std::size_t count(const std::string& text, const std::string& what) {
   std::size_t n = 0;
@@ -41,7 +41,7 @@ sim::SimRun zb_h1_run(std::int32_t iterations = 3) {
   profiles::HardwareSpec hw;
   hw.gpus_per_node = 8;
   hw.intra_node_bandwidth = hw.inter_node_bandwidth = 1e10;
-  model.cluster = sim::Cluster(hw, 8, 4);
+  model.cluster = planner::Cluster(hw, 8, 4);
   return sim::simulate(planner::generate_fault_free("zb-h1", gen), model,
                        {.iterations = iterations});
 }
@@ -69,26 +69,29 @@ sim::SimRun rerouted_run() {
   profiles::HardwareSpec hw;
   hw.gpus_per_node = 1;
   hw.intra_node_bandwidth = hw.inter_node_bandwidth = 1e9;
-  model.cluster = sim::Cluster(hw, 1, 2);
+  model.cluster = planner::Cluster(hw, 1, 2);
   return sim::simulate(s, model, {.iterations = 1});
 }
 
 }  // namespace
 
-TEST_CASE("a re-routed micro-batch shares the peer's receive queue (FIFO)") {
+TEST_CASE("a re-routed micro-batch shares the peer's communication stream, in list order") {
   const auto run = rerouted_run();
   const auto& x = run.timeline.transfers;
   REQUIRE(x.size() == 4);
-  // Both stage-0 workers end F0 at 1000 and send to (0,1). (0,0)'s send is posted first (its
-  // compute-done event was scheduled first) and holds (0,1)'s receive queue 1000-1500; (1,0)'s
-  // send waits for it: 1500-2000.
+  // Lowered, (0,1) posts RECV_F0 then RECV_F0@1 (both activations are made at 1000; ties go to
+  // the lower sender) before F0. Transfers are recorded in the order of their SENDs' workers:
+  // (0,0)'s SEND_F0, (0,1)'s SEND_B0 and SEND_B0@1, (1,0)'s SEND_F0@1.
+  // (0,0)'s activation runs 1000-1500; (1,0)'s waits on (0,1)'s stream for it: 1500-2000.
   CHECK(x[0].start == 1000);
   CHECK(x[0].end == 1500);
-  CHECK(x[1].start == 1500);
-  CHECK(x[1].end == 2000);
+  CHECK(x[3].from == 2);
+  CHECK(x[3].start == 1500);
+  CHECK(x[3].end == 2000);
   // (0,1): F0 1500-2500, F0@1 2500-3500, B0 3500-5500 (gradient to (0,0) 5500-6000), B0@1
   // 5500-7500 (gradient to (1,0) 7500-8000); (1,0)'s B 8000-10000, the last action before OPT.
-  CHECK(x[3].start == 7500);
+  CHECK(x[1].start == 5500);
+  CHECK(x[2].start == 7500);
   const auto m = sim::compute_metrics(run);
   CHECK(m.iteration_time == 10'000);
   CHECK(m.microbatches_per_iteration == 2);  // both pipelines' micro-batches are trained

@@ -16,7 +16,7 @@ Nanos iteration(planner::Schedule schedule) {
   sim::SimOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
   return sim::compute_metrics(
-             sim::simulate(std::move(schedule), sim::CostModel::compute_only(costs), options))
+             sim::simulate(std::move(schedule), planner::CostModel::compute_only(costs), options))
       .iteration_time;
 }
 

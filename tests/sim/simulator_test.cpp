@@ -15,9 +15,9 @@ namespace {
 
 using namespace recycle;
 using planner::ActionType;
+using planner::CostModel;
 using planner::Layout;
 using planner::StageCost;
-using sim::CostModel;
 using sim::SimOptions;
 
 constexpr Nanos kSecond = kNanosPerSecond;
@@ -38,13 +38,13 @@ CostModel uniform(const Layout& layout, Nanos f, Nanos i, Nanos w) {
 
 /// A network of one link kind: `bandwidth` bytes/s, `latency`; every worker on its own node when
 /// `own_nodes`, else all on one big node.
-sim::Cluster network(BytesPerSecond bandwidth, Nanos latency, std::int32_t pp,
-                     bool own_nodes = false) {
+planner::Cluster network(BytesPerSecond bandwidth, Nanos latency, std::int32_t pp,
+                         bool own_nodes = false) {
   profiles::HardwareSpec hw;
   hw.gpus_per_node = own_nodes ? 1 : 1024;
   hw.intra_node_bandwidth = hw.inter_node_bandwidth = bandwidth;
   hw.intra_node_latency = hw.inter_node_latency = latency;
-  return sim::Cluster(hw, 1, pp);
+  return planner::Cluster(hw, 1, pp);
 }
 
 const sim::ActionRecord& record_of(const sim::SimRun& run, std::size_t worker,
@@ -172,9 +172,13 @@ TEST_CASE("a ring all-reduce costs 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
   }
 }
 
-TEST_CASE("communication that fits under compute costs only the pipeline's first and last hops") {
+TEST_CASE(
+    "rendezvous transfers wait for the receiver; eager sends show only the first and last "
+    "hops") {
   // GPipe, pp 2, m 4, F = 1000 ns, B = 2000 ns (I = W = 1000), each send c ns (1 byte/ns, no
-  // latency), every action on its own node.
+  // latency), every worker on its own node. Lowered as torch lowers it: stage 1 posts RECV_F0 at
+  // once and RECV_Fk (k > 0) after its F(k-1), when that activation is made in the compute-only
+  // timeline; stage 0 posts RECV_Bk after its B(k-1) (RECV_B0 after F3).
   const Layout layout{1, 2, 4, 1};
   const Nanos f = 1000, b = 2000;
   const auto model = [&](Bytes bytes) {
@@ -183,25 +187,38 @@ TEST_CASE("communication that fits under compute costs only the pipeline's first
     m.cluster = network(1e9, 0, 2, true);
     return m;
   };
-  SUBCASE("c = 500 < F: every send overlaps the sender's next F; only one hop each way shows") {
+  SUBCASE("c = 500, rendezvous: each RECV is posted when the receiver's compute ends") {
+    // Transfer k of the forwards needs stage 0's SEND_Fk (posted when Fk ends, (k+1)F, and its
+    // stream is free) and stage 1's RECV_Fk (posted when F(k-1) ends on stage 1): k = 0 runs
+    // [F, F + c], stage 1's F0 [F + c, 2F + c]; then each transfer k waits for stage 1's F(k-1)
+    // to end and F(k) runs right after it: stage 1's F3 starts at F + c + 3(F + c) = 6000.
     const Nanos c = 500;
     const auto run = run_generator("gpipe", layout, model(c), {.iterations = 1});
-    // Stage 0 never waits for its sends: F3 starts at 3F.
-    CHECK(record_of(run, 0, "0F3").start == 3 * f);
-    // Stage 1 receives micro-batch k at (k + 1)F + c and runs its Fs back to back from F + c.
+    CHECK(record_of(run, 1, "1F3").start == f + c + 3 * (f + c));
+    // Backwards: stage 1 runs B0..B3 from 7000 back to back; gradient k leaves when stage 1's Bk
+    // ends and stage 0 has posted RECV_Bk (after its B(k-1)): transfers start at 9000, 11500,
+    // 14000, 16500; stage 0's B3 runs [17000, 19000].
+    CHECK(sim::compute_metrics(run).iteration_time == 19000);
+  }
+  SUBCASE("c = 500, eager sends: every send overlaps the sender's next F; one hop each way") {
+    // A transfer starts when its SEND is posted; the RECV completes when the data is there.
+    const Nanos c = 500;
+    const auto run =
+        run_generator("gpipe", layout, model(c), {.iterations = 1, .eager_sends = true});
     CHECK(record_of(run, 1, "1F3").start == f + c + 3 * f);
     CHECK(sim::compute_metrics(run).iteration_time == (4 + 2 - 1) * (f + b) + 2 * (2 - 1) * c);
   }
-  SUBCASE("c = 1500 > F: the sends queue on the sender's link and stage 1 waits for each") {
+  SUBCASE("c = 1500 > F, rendezvous: the forwards queue on stage 0's stream and stage 1 waits") {
+    // Transfer k starts at max(its predecessor's end, stage 1's F(k-1) end): [1000, 2500],
+    // [3500, 5000], [6000, 7500], [8500, 10000]; stage 1's F3 starts at 10000.
     const Nanos c = 1500;
     const auto run = run_generator("gpipe", layout, model(c), {.iterations = 1});
-    // Forward transfers go one after another on stage 0's send queue: the k-th (0-based) starts at
-    // F + k c. Stage 1's F3 starts when the 4th arrives, F + 4c.
-    CHECK(run.timeline.transfers.at(3).start == f + 3 * c);
-    CHECK(record_of(run, 1, "1F3").start == f + 4 * c);
-    // Then stage 1 runs its 4 Bs back to back (each send back, c < B, hides under the next B), the
-    // last gradient arrives c after stage 1 ends, and stage 0's last B follows the last arrival.
-    CHECK(sim::compute_metrics(run).iteration_time == f + 4 * c + f + 4 * b + c + b);
+    CHECK(run.timeline.transfers.at(3).start == 8500);
+    CHECK(record_of(run, 1, "1F3").start == 10000);
+    // Stage 1's Bs run [11000, 19000]; the gradients leave at 13000, 16500, 20000, 23500 (each
+    // after stage 0's previous B, which waits for the previous gradient): stage 0's B3 ends at
+    // 23500 + c + b = 27000.
+    CHECK(sim::compute_metrics(run).iteration_time == 27000);
   }
 }
 
@@ -265,9 +282,9 @@ TEST_CASE("a compute-only schedule is lowered before it runs") {
   planner::GeneratorOptions gen;
   gen.layout = layout;
   const auto compute = planner::generate_fault_free("1f1b", gen);
-  CHECK_FALSE(sim::is_lowered(compute));
+  CHECK_FALSE(compute.is_lowered());
   const auto run = sim::simulate(compute, uniform(layout, 1, 1, 1), {});
-  CHECK(sim::is_lowered(run.schedule));
+  CHECK(run.schedule.is_lowered());
   const auto expected = planner::lower(compute);
   for (std::size_t w = 0; w < expected.workers.size(); ++w) {
     CHECK(run.schedule.workers[w].actions == expected.workers[w].actions);
@@ -275,8 +292,9 @@ TEST_CASE("a compute-only schedule is lowered before it runs") {
 }
 
 TEST_CASE("the critical path follows the causes back through transfers") {
-  // 1F1B pp 2 m 1 with 100 ns sends: F0 (stage 0) -> SEND -> transfer -> RECV -> F0, B0 (stage 1)
-  // -> SEND_B -> transfer -> RECV_B -> B0 (stage 0) -> REDUCE_GRAD -> OPT.
+  // 1F1B pp 2 m 1 with 100 ns sends: F0 (stage 0) -> SEND_F0 -> transfer -> F0, B0 (stage 1) ->
+  // SEND_B0 -> transfer -> B0 (stage 0) -> REDUCE_GRAD -> OPT. The RECVs were posted long before
+  // their data came, so they are not on it.
   const Layout layout{1, 2, 1, 1};
   CostModel model = uniform(layout, 10, 10, 10);
   model.output_bytes = {100, 100};
@@ -285,11 +303,11 @@ TEST_CASE("the critical path follows the causes back through transfers") {
   const auto m = sim::compute_metrics(run);
   std::vector<std::string> tokens;
   for (const auto& step : m.critical_path) tokens.push_back(step.token);
-  CHECK(tokens == std::vector<std::string>{"0F0", "0SEND_F0", "0SEND_F0", "1RECV_F0", "1F0", "1B0",
-                                           "1SEND_B0", "1SEND_B0", "0RECV_B0", "0B0",
-                                           "0REDUCE_GRAD", "0OPT"});
+  CHECK(tokens == std::vector<std::string>{"0F0", "0SEND_F0", "0SEND_F0", "1F0", "1B0", "1SEND_B0",
+                                           "1SEND_B0", "0B0", "0REDUCE_GRAD", "0OPT"});
   CHECK(m.critical_path[2].kind == sim::CriticalStep::Kind::kTransfer);
-  CHECK(m.critical_path[10].kind == sim::CriticalStep::Kind::kAllReduce);
+  CHECK(m.critical_path[6].kind == sim::CriticalStep::Kind::kTransfer);
+  CHECK(m.critical_path[8].kind == sim::CriticalStep::Kind::kAllReduce);
   // 10 (F) + 100 (send) + 10 (F) + 20 (B) + 100 (send) + 20 (B) = 260 ns.
   CHECK(m.critical_path_length == 260);
   CHECK(m.iteration_time == 260);
@@ -322,8 +340,8 @@ TEST_CASE("schedules the simulator cannot run are input errors naming the schedu
     std::swap(s.workers[0].actions[1], s.workers[0].actions[2]);
     CHECK_THROWS_WITH_AS(
         (void)sim::simulate(s, model, options),
-        "s.json: the schedule deadlocks: worker (0,0) action 0RECV_B0 of iteration 1 never runs "
-        "(1 more workers stuck); `recycle plan --check` says why",
+        "s.json: the schedule deadlocks: worker (0,0) action 0RECV_B0 of iteration 1 never "
+        "completes (1 more workers stuck); `recycle plan --check` says why",
         InputError);
   }
   SUBCASE("zero iterations") {

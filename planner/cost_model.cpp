@@ -1,8 +1,8 @@
-#include "sim/cost_model.hpp"
+#include "planner/cost_model.hpp"
 
 #include "planner/profile_costs.hpp"
 
-namespace recycle::sim {
+namespace recycle::planner {
 
 namespace {
 
@@ -12,16 +12,16 @@ Bytes at_or_zero(const std::vector<Bytes>& v, std::int32_t i) noexcept {
 
 }  // namespace
 
-CostModel CostModel::compute_only(planner::Costs costs) {
+CostModel CostModel::compute_only(Costs costs) {
   CostModel model;
   model.compute = std::move(costs);
   return model;
 }
 
-CostModel CostModel::from_profile(const profiles::Profile& profile, const planner::Layout& layout,
+CostModel CostModel::from_profile(const profiles::Profile& profile, const Layout& layout,
                                   const std::string& source) {
   CostModel model;
-  model.compute = planner::costs_from_profile(profile, layout, source);
+  model.compute = costs_from_profile(profile, layout, source);
   for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
     const profiles::StageProfile& s = profile.stages[static_cast<std::size_t>(layout.stage_of(v))];
     model.activation_bytes.push_back(s.activation_bytes / layout.interleave);
@@ -32,10 +32,9 @@ CostModel CostModel::from_profile(const profiles::Profile& profile, const planne
   return model;
 }
 
-Bytes CostModel::send_bytes(const planner::Action& send) const noexcept {
-  if (send.type == planner::ActionType::kSendF) return at_or_zero(output_bytes, send.virtual_stage);
-  if (send.type == planner::ActionType::kSendB)
-    return at_or_zero(output_bytes, send.virtual_stage - 1);
+Bytes CostModel::send_bytes(const Action& send) const noexcept {
+  if (send.type == ActionType::kSendF) return at_or_zero(output_bytes, send.virtual_stage);
+  if (send.type == ActionType::kSendB) return at_or_zero(output_bytes, send.virtual_stage - 1);
   return 0;
 }
 
@@ -47,4 +46,4 @@ Bytes CostModel::gradient_bytes(std::int32_t stage) const noexcept {
   return at_or_zero(param_bytes, stage);
 }
 
-}  // namespace recycle::sim
+}  // namespace recycle::planner

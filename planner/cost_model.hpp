@@ -1,6 +1,6 @@
 // What the simulator charges for each action: compute times per virtual stage, the optimizer step
 // per stage, the bytes each send moves and each micro-batch holds, and the cluster they run on.
-// Two sources: a profile (sim/cluster.hpp places the workers on its hardware), or bare compute
+// Two sources: a profile (planner/cluster.hpp places the workers on its hardware), or bare compute
 // times (`--costs F,I,W`: a free network and a free optimizer, so results can be checked by hand).
 #pragma once
 
@@ -8,37 +8,36 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "planner/cluster.hpp"
 #include "planner/costs.hpp"
 #include "planner/schedule.hpp"
 #include "profiles/profile.hpp"
-#include "sim/cluster.hpp"
 
-namespace recycle::sim {
+namespace recycle::planner {
 
 struct CostModel {
-  planner::Costs compute;               ///< F, I, W per virtual stage; OPT per physical stage
+  Costs compute;                        ///< F, I, W per virtual stage; OPT per physical stage
   std::vector<Bytes> activation_bytes;  ///< per virtual stage: held by one micro-batch from F to W
   std::vector<Bytes> output_bytes;      ///< per virtual stage: what its F sends downstream
   std::vector<Bytes> param_bytes;       ///< per physical stage: what REDUCE_GRAD all-reduces
   Cluster cluster;                      ///< default: a free network
 
   /// Compute times only: no bytes, free network, free optimizer unless `costs.optimizer` says.
-  [[nodiscard]] static CostModel compute_only(planner::Costs costs);
+  [[nodiscard]] static CostModel compute_only(Costs costs);
 
   /// A profile of `layout.pp` stages (InputError naming `source` otherwise). A stage's times and
   /// activation bytes are split evenly over its interleave chunks; each chunk sends the stage's
   /// whole output_bytes (the activation tensor between chunks has the same shape).
   [[nodiscard]] static CostModel from_profile(const profiles::Profile& profile,
-                                              const planner::Layout& layout,
-                                              const std::string& source);
+                                              const Layout& layout, const std::string& source);
 
   /// Bytes a SEND_F (virtual stage v's output) or SEND_B (the gradient of v's input, shaped like
   /// v-1's output) moves; 0 for other actions.
-  [[nodiscard]] Bytes send_bytes(const planner::Action& send) const noexcept;
+  [[nodiscard]] Bytes send_bytes(const Action& send) const noexcept;
   /// Bytes of activations one micro-batch holds at `virtual_stage` from F until W.
   [[nodiscard]] Bytes held_bytes(std::int32_t virtual_stage) const noexcept;
   /// Bytes the all-reduce of `stage`'s gradients moves.
   [[nodiscard]] Bytes gradient_bytes(std::int32_t stage) const noexcept;
 };
 
-}  // namespace recycle::sim
+}  // namespace recycle::planner

@@ -3,12 +3,12 @@
 
 #include <vector>
 
-#include "sim/cluster.hpp"
+#include "planner/cluster.hpp"
 
 using recycle::Nanos;
+using recycle::planner::Cluster;
+using recycle::planner::Link;
 using recycle::planner::WorkerId;
-using recycle::sim::Cluster;
-using recycle::sim::Link;
 
 namespace {
 
@@ -49,9 +49,9 @@ TEST_CASE("a transfer takes latency + bytes / bandwidth of its link") {
 
 TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * latency") {
   // n = 4, 1000 bytes at 1 byte/ns: 2 * 3/4 * 1000 = 1500 ns, plus 6 latencies of 10 ns.
-  CHECK(recycle::sim::ring_all_reduce_time(4, 1000, Link{1e9, 10}) == 1500 + 60);
-  CHECK(recycle::sim::ring_all_reduce_time(2, 1000, Link{1e9, 10}) == 1000 + 20);
-  CHECK(recycle::sim::ring_all_reduce_time(1, 1000, Link{1e9, 10}) == 0);
+  CHECK(recycle::planner::ring_all_reduce_time(4, 1000, Link{1e9, 10}) == 1500 + 60);
+  CHECK(recycle::planner::ring_all_reduce_time(2, 1000, Link{1e9, 10}) == 1000 + 20);
+  CHECK(recycle::planner::ring_all_reduce_time(1, 1000, Link{1e9, 10}) == 0);
   // Stage 0's peers of pp 2, TP 1: ranks 0, 2, 4, 6. All on one 8-GPU node: intra-node link.
   const std::vector<WorkerId> peers{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
   CHECK(Cluster(hardware(8), 1, 2).all_reduce_time(peers, 1000) == 1500 + 60);

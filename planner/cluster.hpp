@@ -19,7 +19,7 @@
 #include "planner/schedule.hpp"
 #include "profiles/profile.hpp"
 
-namespace recycle::sim {
+namespace recycle::planner {
 
 struct Link {
   BytesPerSecond bandwidth = 0;  ///< <= 0: infinite
@@ -46,20 +46,18 @@ class Cluster {
   [[nodiscard]] std::int32_t tensor_parallel() const noexcept { return tensor_parallel_; }
 
   /// First and last node holding a GPU of `worker`.
-  [[nodiscard]] std::int64_t first_node(planner::WorkerId worker) const noexcept;
-  [[nodiscard]] std::int64_t last_node(planner::WorkerId worker) const noexcept;
+  [[nodiscard]] std::int64_t first_node(WorkerId worker) const noexcept;
+  [[nodiscard]] std::int64_t last_node(WorkerId worker) const noexcept;
   /// True when both workers lie wholly on one and the same node.
-  [[nodiscard]] bool same_node(planner::WorkerId a, planner::WorkerId b) const noexcept;
+  [[nodiscard]] bool same_node(WorkerId a, WorkerId b) const noexcept;
 
-  [[nodiscard]] const Link& link(planner::WorkerId a, planner::WorkerId b) const noexcept;
-  [[nodiscard]] Nanos transfer_time(planner::WorkerId from, planner::WorkerId to,
-                                    Bytes bytes) const noexcept;
+  [[nodiscard]] const Link& link(WorkerId a, WorkerId b) const noexcept;
+  [[nodiscard]] Nanos transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noexcept;
   /// Ring all-reduce over `peers` (the live DP peers of one stage).
-  [[nodiscard]] Nanos all_reduce_time(std::span<const planner::WorkerId> peers,
-                                      Bytes bytes) const noexcept;
+  [[nodiscard]] Nanos all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept;
 
  private:
-  [[nodiscard]] std::int64_t rank(planner::WorkerId worker) const noexcept {
+  [[nodiscard]] std::int64_t rank(WorkerId worker) const noexcept {
     return static_cast<std::int64_t>(worker.dp) * pp_ + worker.stage;
   }
 
@@ -71,4 +69,4 @@ class Cluster {
   Link inter_;
 };
 
-}  // namespace recycle::sim
+}  // namespace recycle::planner

@@ -1,0 +1,538 @@
+#include "planner/execution_graph.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <utility>
+
+#include "core/error.hpp"
+#include "planner/dependency_graph.hpp"
+#include "planner/semantics.hpp"
+
+namespace recycle::planner {
+
+namespace {
+
+/// Times from a cost model: compute and optimizer from its costs, transfers and all-reduces from
+/// its cluster and bytes.
+struct ModelDurations {
+  const CostModel& model;
+
+  [[nodiscard]] Nanos action(WorkerId, const Action& a) const { return model.compute.duration(a); }
+  [[nodiscard]] Nanos transfer(WorkerId from, WorkerId to, const Action& send) const {
+    return model.cluster.transfer_time(from, to, model.send_bytes(send));
+  }
+  [[nodiscard]] Nanos all_reduce(std::int32_t stage, std::span<const WorkerId> peers) const {
+    return model.cluster.all_reduce_time(peers, model.gradient_bytes(stage));
+  }
+};
+
+/// Action times from a function; a free network.
+struct FunctionDurations {
+  const ActionDuration& duration;
+
+  [[nodiscard]] Nanos action(WorkerId id, const Action& a) const { return duration(id, a); }
+  [[nodiscard]] Nanos transfer(WorkerId, WorkerId, const Action&) const { return 0; }
+  [[nodiscard]] Nanos all_reduce(std::int32_t, std::span<const WorkerId>) const { return 0; }
+};
+
+std::string where(const WorkerSchedule& ws, const Action& a) {
+  return "worker " + to_string(ws.id) + " action " + to_token(a, ws.id.dp);
+}
+
+}  // namespace
+
+std::vector<Action> implied_actions(const WorkerSchedule& worker) {
+  std::vector<Action> out;
+  for (const ActionType type : {ActionType::kReduceGrad, ActionType::kOptimizer}) {
+    if (std::none_of(worker.actions.begin(), worker.actions.end(),
+                     [type](const Action& a) { return a.type == type; })) {
+      out.push_back({type, worker.id.stage, -1, worker.id.dp});
+    }
+  }
+  return out;
+}
+
+ExecutionGraph::ExecutionGraph(const Schedule& schedule, const CostModel& model,
+                               const GraphOptions& options, const std::string& source) {
+  build(schedule, ModelDurations{model}, options, source);
+}
+
+ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
+                               const GraphOptions& options, const std::string& source) {
+  build(schedule, FunctionDurations{duration}, options, source);
+}
+
+const Action& ExecutionGraph::action(std::int32_t worker, std::int32_t index) const noexcept {
+  const auto w = static_cast<std::size_t>(worker);
+  const auto listed = static_cast<std::int32_t>(schedule_->workers[w].actions.size());
+  if (index < listed) return schedule_->workers[w].actions[static_cast<std::size_t>(index)];
+  return implied_[w][static_cast<std::size_t>(index - listed)];
+}
+
+std::int32_t ExecutionGraph::implied(std::int32_t worker) const noexcept {
+  return static_cast<std::int32_t>(implied_[static_cast<std::size_t>(worker)].size());
+}
+
+std::vector<std::int32_t> ExecutionGraph::last_nodes() const {
+  std::vector<std::int32_t> out;
+  out.reserve(static_cast<std::size_t>(workers()));
+  for (std::int32_t w = 0; w < workers(); ++w) out.push_back(node(w, list_size(w) - 1));
+  return out;
+}
+
+namespace {
+
+/// Edges gathered node by node while the rules are applied, before the nodes are renumbered.
+class EdgeBuffer {
+ public:
+  explicit EdgeBuffer(std::size_t nodes) : begin_(nodes, 0), end_(nodes, 0) {}
+
+  /// Starts `node`'s edges: until the next open(), add() to it appends in place.
+  void open(std::int32_t node) {
+    open_ = node;
+    begin_[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(pred_.size());
+    end_[static_cast<std::size_t>(node)] = begin_[static_cast<std::size_t>(node)];
+  }
+  void add(std::int32_t to, std::int32_t from, std::int32_t distance, Nanos delay) {
+    if (from < 0) return;
+    const std::uint32_t packed =
+        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
+    if (to == open_) {
+      pred_.push_back(packed);
+      delay_.push_back(delay);
+      ++end_[static_cast<std::size_t>(to)];
+      return;
+    }
+    later_.push_back({to, packed, delay});
+  }
+  /// Appends the edges added to nodes other than the open one, each node's together.
+  void close() {
+    open_ = -1;
+    std::stable_sort(later_.begin(), later_.end(),
+                     [](const Later& a, const Later& b) { return a.to < b.to; });
+    for (std::size_t k = 0; k < later_.size();) {
+      const std::int32_t to = later_[k].to;
+      open(to);
+      for (; k < later_.size() && later_[k].to == to; ++k) {
+        pred_.push_back(later_[k].packed);
+        delay_.push_back(later_[k].delay);
+        ++end_[static_cast<std::size_t>(to)];
+      }
+    }
+    later_.clear();
+    open_ = -1;
+  }
+
+  [[nodiscard]] std::int32_t begin(std::size_t node) const { return begin_[node]; }
+  [[nodiscard]] std::int32_t end(std::size_t node) const { return end_[node]; }
+  [[nodiscard]] std::uint32_t pred(std::int32_t e) const {
+    return pred_[static_cast<std::size_t>(e)];
+  }
+  [[nodiscard]] Nanos delay(std::int32_t e) const { return delay_[static_cast<std::size_t>(e)]; }
+  [[nodiscard]] std::size_t size() const { return pred_.size(); }
+  [[nodiscard]] bool delays() const {
+    return std::any_of(delay_.begin(), delay_.end(), [](Nanos d) { return d != 0; });
+  }
+
+ private:
+  struct Later {
+    std::int32_t to;
+    std::uint32_t packed;
+    Nanos delay;
+  };
+  std::vector<std::int32_t> begin_, end_;
+  std::vector<std::uint32_t> pred_;
+  std::vector<Nanos> delay_;
+  std::vector<Later> later_;
+  std::int32_t open_ = -1;
+};
+
+constexpr std::uint32_t kFrom = 0x7fff'ffffU;
+
+/// A topological order of the same-iteration edges, depth first (Kahn's algorithm with a stack:
+/// the node made ready last goes next, so a worker's list is followed as far as it can be); the
+/// nodes it reaches, in order, and whether it reached all.
+std::pair<std::vector<std::int32_t>, bool> depth_first_order(const EdgeBuffer& edges,
+                                                             std::size_t n) {
+  std::vector<std::int32_t> first_out(n + 1, 0);
+  std::vector<std::int32_t> waiting(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
+      const std::uint32_t p = edges.pred(e);
+      if (p >> 31) continue;
+      ++first_out[(p & kFrom) + 1];
+      ++waiting[v];
+    }
+  }
+  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
+  std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
+      const std::uint32_t p = edges.pred(e);
+      if (p >> 31) continue;
+      out[static_cast<std::size_t>(fill[p & kFrom]++)] = static_cast<std::int32_t>(v);
+    }
+  }
+  std::vector<std::int32_t> stack;
+  for (std::size_t v = n; v-- > 0;) {
+    if (waiting[v] == 0) stack.push_back(static_cast<std::int32_t>(v));
+  }
+  std::vector<std::int32_t> order;
+  order.reserve(n);
+  while (!stack.empty()) {
+    const std::int32_t v = stack.back();
+    stack.pop_back();
+    order.push_back(v);
+    const auto from = static_cast<std::size_t>(v);
+    // Successors in reverse, so the first one added (a stream successor) is taken first.
+    for (std::int32_t k = first_out[from + 1]; k-- > first_out[from];) {
+      const std::int32_t to = out[static_cast<std::size_t>(k)];
+      if (--waiting[static_cast<std::size_t>(to)] == 0) stack.push_back(to);
+    }
+  }
+  const bool all = order.size() == n;
+  return {std::move(order), all};
+}
+
+}  // namespace
+
+template <typename Durations>
+void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
+                           const GraphOptions& options, const std::string& source) {
+  schedule_ = &schedule;
+  const Layout& layout = schedule.layout;
+  const std::int32_t last = layout.pp * layout.interleave - 1;
+  const bool runtime = options.network == Network::kRuntime;
+  const ActionIndex index(schedule);
+  const std::int32_t actions = index.actions();
+  const auto workers = static_cast<std::int32_t>(schedule.workers.size());
+
+  // Provisional numbers: the actions as ActionIndex numbers them, then the implied REDUCE_GRAD/OPT,
+  // the transfers, the all-reduces, the barrier. Renumbered in topological order at the end.
+  std::int32_t next = actions;
+  std::vector<std::int32_t> list_node;
+  list_begin_.assign(1, 0);
+  implied_.assign(schedule.workers.size(), {});
+  std::vector<Position> position(static_cast<std::size_t>(actions), Position{});
+  for (std::int32_t w = 0; w < workers; ++w) {
+    const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
+    for (std::size_t i = 0; i < ws.actions.size(); ++i) {
+      const std::int32_t n = index.node(w, static_cast<std::int32_t>(i));
+      position[static_cast<std::size_t>(n)] = {w, static_cast<std::int32_t>(i)};
+      list_node.push_back(n);
+    }
+    implied_[static_cast<std::size_t>(w)] = implied_actions(ws);
+    for (std::size_t k = 0; k < implied_[static_cast<std::size_t>(w)].size(); ++k) {
+      position.push_back({w, static_cast<std::int32_t>(ws.actions.size() + k)});
+      list_node.push_back(next++);
+    }
+    list_begin_.push_back(static_cast<std::int32_t>(list_node.size()));
+  }
+  const auto worker_of = [&](std::int32_t node) {
+    return position[static_cast<std::size_t>(node)].worker;
+  };
+  const auto id_of = [&](std::int32_t worker) {
+    return schedule.workers[static_cast<std::size_t>(worker)].id;
+  };
+  const auto at = [&](std::int32_t w, std::int32_t i) {
+    return list_node[static_cast<std::size_t>(list_begin_[static_cast<std::size_t>(w)] + i)];
+  };
+  const auto action_at = [&](std::int32_t w, std::int32_t i) -> const Action& {
+    const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
+    if (static_cast<std::size_t>(i) < ws.actions.size())
+      return ws.actions[static_cast<std::size_t>(i)];
+    return implied_[static_cast<std::size_t>(w)][static_cast<std::size_t>(i) - ws.actions.size()];
+  };
+
+  // Runtime network: one transfer per SEND, matched with the RECV its partner rule names on the
+  // worker the routes name.
+  std::vector<std::int32_t> transfer_of(static_cast<std::size_t>(actions), -1);  // transfer number
+  std::vector<std::pair<std::int32_t, std::int32_t>> ends;                       // SEND, RECV node
+  if (runtime) {
+    const RouteTable routes(schedule);
+    for (std::int32_t w = 0; w < workers; ++w) {
+      const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
+      for (std::size_t i = 0; i < ws.actions.size(); ++i) {
+        const Action& a = ws.actions[i];
+        if (a.type != ActionType::kSendF && a.type != ActionType::kSendB) continue;
+        const Action recv = partner(a);
+        const auto fail = [&](const std::string& problem) {
+          throw InputError(source, where(ws, a) + problem);
+        };
+        if (a.owner < 0 || a.owner >= layout.dp || a.microbatch < 0 ||
+            a.microbatch >= layout.microbatches) {
+          fail(": owner or micro-batch outside the layout");
+        }
+        if (recv.virtual_stage < 0 || recv.virtual_stage > last) {
+          fail(std::string(": sends ") +
+               (a.type == ActionType::kSendF ? "past the last" : "before the first") +
+               " virtual stage");
+        }
+        const WorkerId to = routes.worker_of(a.owner, recv.virtual_stage, a.microbatch);
+        const std::int32_t r =
+            index.first(*chunk_action(recv.type), a.owner, recv.virtual_stage, a.microbatch);
+        if (r < 0 || id_of(worker_of(r)) != to) {
+          fail(": no matching " + to_token(recv, to.dp) + " on worker " + to_string(to));
+        }
+        const std::int32_t s = index.node(w, static_cast<std::int32_t>(i));
+        if (transfer_of[static_cast<std::size_t>(r)] >= 0) fail(" is listed twice");
+        const auto t = static_cast<std::int32_t>(ends.size());
+        transfer_of[static_cast<std::size_t>(s)] = t;
+        transfer_of[static_cast<std::size_t>(r)] = t;
+        ends.emplace_back(s, r);
+      }
+    }
+    for (std::int32_t w = 0; w < workers; ++w) {
+      const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
+      for (std::size_t i = 0; i < ws.actions.size(); ++i) {
+        const Action& a = ws.actions[i];
+        if (a.type != ActionType::kRecvF && a.type != ActionType::kRecvB) continue;
+        if (transfer_of[static_cast<std::size_t>(index.node(w, static_cast<std::int32_t>(i)))] >=
+            0) {
+          continue;
+        }
+        const bool twice =
+            ActionIndex::fits(layout, ws.id, a) &&
+            index.count(*chunk_action(a.type), a.owner, a.virtual_stage, a.microbatch) > 1;
+        throw InputError(source,
+                         where(ws, a) + (twice ? " is listed twice" : ": no SEND delivers it"));
+      }
+    }
+  }
+  const std::int32_t first_transfer = next;
+  next += static_cast<std::int32_t>(ends.size());
+
+  // One all-reduce per stage with live workers, then the barrier.
+  std::vector<std::vector<WorkerId>> peers(static_cast<std::size_t>(std::max(layout.pp, 0)));
+  for (const WorkerSchedule& ws : schedule.workers) {
+    if (ws.id.stage >= 0 && ws.id.stage < layout.pp)
+      peers[static_cast<std::size_t>(ws.id.stage)].push_back(ws.id);
+  }
+  std::vector<std::int32_t> collective_of(peers.size(), -1);
+  std::vector<std::int32_t> collectives;  // provisional nodes
+  for (std::size_t s = 0; s < peers.size(); ++s) {
+    if (peers[s].empty()) continue;
+    collective_of[s] = next++;
+    collectives.push_back(collective_of[s]);
+    collective_stage_.push_back(static_cast<std::int32_t>(s));
+  }
+  const std::int32_t barrier = options.staggered_optimizer ? -1 : next++;
+
+  const auto nodes = static_cast<std::size_t>(next);
+  std::vector<NodeKind> kind(nodes, NodeKind::kAction);
+  std::vector<Nanos> duration(nodes, 0);
+  std::vector<std::int32_t> number(nodes, -1);  // transfer or all-reduce number
+  position.resize(nodes, Position{});
+  EdgeBuffer edges(nodes);
+  const auto add = [&edges](std::int32_t to, std::int32_t from, std::int32_t distance,
+                            Nanos delay = 0) { edges.add(to, from, distance, delay); };
+  // A SEND/RECV has completed when its transfer has; with eager sends a RECV also waits for its
+  // own posting (the data may have arrived before it).
+  const auto after_comm = [&](std::int32_t to, std::int32_t comm, std::int32_t distance) {
+    const std::int32_t t = transfer_of[static_cast<std::size_t>(comm)];
+    add(to, first_transfer + t, distance);
+    if (options.eager_sends && ends[static_cast<std::size_t>(t)].second == comm)
+      add(to, comm, distance);
+  };
+
+  for (std::int32_t w = 0; w < workers; ++w) {
+    const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
+    const std::int32_t size =
+        list_begin_[static_cast<std::size_t>(w) + 1] - list_begin_[static_cast<std::size_t>(w)];
+    // The last action of each stream in the list: what the next iteration's first ones wait for.
+    std::int32_t final_compute = -1, final_comm = -1;
+    for (std::int32_t i = size; i-- > 0;) {
+      const Stream stream = stream_of(action_at(w, i).type);
+      if (stream == Stream::kCompute && final_compute < 0) final_compute = at(w, i);
+      if (stream == Stream::kComm && final_comm < 0) final_comm = at(w, i);
+    }
+    std::int32_t last_compute = -1, last_comm = -1;
+    // The compute stream's previous action: in this iteration, else the previous one's last.
+    const auto after_compute = [&](std::int32_t to) {
+      if (last_compute >= 0) {
+        add(to, last_compute, 0);
+      } else {
+        add(to, final_compute, 1);
+      }
+    };
+    for (std::int32_t i = 0; i < size; ++i) {
+      const std::int32_t n = at(w, i);
+      const Action& a = action_at(w, i);
+      edges.open(n);
+      if (stream_of(a.type) == Stream::kComm) {
+        if (runtime) {
+          number[static_cast<std::size_t>(n)] = transfer_of[static_cast<std::size_t>(n)];
+          if (last_comm >= 0) {
+            after_comm(n, last_comm, 0);
+          } else if (final_comm >= 0) {
+            after_comm(n, final_comm, 1);
+          }
+          last_comm = n;
+        }
+        after_compute(n);
+        continue;
+      }
+      if (a.type == ActionType::kReduceGrad) {
+        // It ends with the stage's all-reduce (first: the cause a walker names on a tie), which
+        // starts when every peer has reached its REDUCE_GRAD.
+        const std::int32_t c = ws.id.stage >= 0 && ws.id.stage < layout.pp
+                                   ? collective_of[static_cast<std::size_t>(ws.id.stage)]
+                                   : -1;
+        add(n, c, 0);
+        after_compute(n);
+        if (c >= 0) after_compute(c);
+        last_compute = n;
+        continue;
+      }
+      duration[static_cast<std::size_t>(n)] = durations.action(ws.id, a);
+      after_compute(n);
+      if (is_compute(a.type) && ActionIndex::fits(layout, ws.id, a)) {
+        for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
+          const std::int32_t p =
+              input.producer == Producer::kForward
+                  ? index.first(ChunkAction::kF, a.owner, input.virtual_stage, a.microbatch)
+                  : index.first_backward(a.owner, input.virtual_stage, a.microbatch);
+          if (p < 0) continue;
+          const std::int32_t pw = worker_of(p);
+          if (pw == w) {
+            add(n, p, 0);
+            continue;
+          }
+          if (runtime) {
+            const std::int32_t r = index.first(*chunk_action(recv_for(input.producer)), a.owner,
+                                               a.virtual_stage, a.microbatch);
+            if (r >= 0 && worker_of(r) == w) {
+              after_comm(n, r, 0);
+            } else {
+              add(n, p, 0);  // no RECV here: the validator reports it; time it as if direct
+            }
+            continue;
+          }
+          const auto send =
+              output_of(action_at(pw, position[static_cast<std::size_t>(p)].index), last);
+          add(n, p, 0, send ? durations.transfer(id_of(pw), ws.id, *send) : 0);
+        }
+      } else if (a.type == ActionType::kOptimizer) {
+        if (runtime && last_comm >= 0) after_comm(n, last_comm, 0);
+        if (barrier >= 0) {
+          add(n, barrier, 0);
+          after_compute(barrier);  // the worker reaches the barrier when its OPT could start
+          if (runtime && last_comm >= 0) after_comm(barrier, last_comm, 0);
+        }
+      }
+      last_compute = n;
+    }
+  }
+  for (std::size_t t = 0; t < ends.size(); ++t) {
+    const auto [s, r] = ends[t];
+    const std::int32_t node = first_transfer + static_cast<std::int32_t>(t);
+    kind[static_cast<std::size_t>(node)] = NodeKind::kTransfer;
+    number[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(t);
+    const Position from = position[static_cast<std::size_t>(s)];
+    const Position to = position[static_cast<std::size_t>(r)];
+    duration[static_cast<std::size_t>(node)] = durations.transfer(
+        id_of(from.worker), id_of(to.worker), action_at(from.worker, from.index));
+    edges.open(node);
+    add(node, s, 0);
+    if (!options.eager_sends) add(node, r, 0);
+  }
+  for (std::size_t c = 0; c < collectives.size(); ++c) {
+    const auto node = static_cast<std::size_t>(collectives[c]);
+    kind[node] = NodeKind::kCollective;
+    number[node] = static_cast<std::int32_t>(c);
+    const std::int32_t stage = collective_stage_[c];
+    duration[node] = durations.all_reduce(stage, peers[static_cast<std::size_t>(stage)]);
+  }
+  if (barrier >= 0) kind[static_cast<std::size_t>(barrier)] = NodeKind::kBarrier;
+  edges.close();
+
+  // Renumber in a topological order (or keep the numbers when there is none).
+  auto [order, all] = depth_first_order(edges, nodes);
+  std::vector<std::int32_t> rename(nodes);
+  if (all) {
+    for (std::size_t k = 0; k < nodes; ++k)
+      rename[static_cast<std::size_t>(order[k])] = static_cast<std::int32_t>(k);
+  } else {
+    stuck_.assign(nodes, 1);
+    for (const std::int32_t v : order) stuck_[static_cast<std::size_t>(v)] = 0;
+    for (std::size_t k = 0; k < nodes; ++k) {
+      order[k] = static_cast<std::int32_t>(k);
+      rename[k] = static_cast<std::int32_t>(k);
+    }
+  }
+  kind_.resize(nodes);
+  duration_.resize(nodes);
+  position_.resize(nodes);
+  transfer_index_.resize(nodes);
+  first_edge_.assign(nodes + 1, 0);
+  pred_.reserve(edges.size());
+  const bool delays = edges.delays();
+  if (delays) delay_.reserve(edges.size());
+  for (std::size_t k = 0; k < nodes; ++k) {
+    const auto old = static_cast<std::size_t>(order[k]);
+    kind_[k] = kind[old];
+    duration_[k] = duration[old];
+    position_[k] = position[old];
+    transfer_index_[k] = number[old];
+    for (std::int32_t e = edges.begin(old); e < edges.end(old); ++e) {
+      const std::uint32_t p = edges.pred(e);
+      const std::uint32_t from = static_cast<std::uint32_t>(rename[p & kFrom]);
+      pred_.push_back(from | (p & ~kFrom));
+      if (delays) delay_.push_back(edges.delay(e));
+      if (p >> 31) carried_.push_back(static_cast<std::int32_t>(from));
+    }
+    first_edge_[k + 1] = static_cast<std::int32_t>(pred_.size());
+  }
+  for (std::int32_t& n : list_node) n = rename[static_cast<std::size_t>(n)];
+  list_node_ = std::move(list_node);
+  for (const auto& [s, r] : ends) {
+    transfer_ends_.emplace_back(rename[static_cast<std::size_t>(s)],
+                                rename[static_cast<std::size_t>(r)]);
+  }
+  for (std::size_t t = 0; t < ends.size(); ++t)
+    transfer_node_.push_back(rename[static_cast<std::size_t>(first_transfer) + t]);
+  for (const std::int32_t c : collectives)
+    collective_node_.push_back(rename[static_cast<std::size_t>(c)]);
+  if (!stuck_.empty()) {
+    std::vector<char> stuck(nodes);
+    for (std::size_t k = 0; k < nodes; ++k) stuck[static_cast<std::size_t>(rename[k])] = stuck_[k];
+    stuck_ = std::move(stuck);
+  }
+  std::sort(carried_.begin(), carried_.end());
+  carried_.erase(std::unique(carried_.begin(), carried_.end()), carried_.end());
+}
+
+void ExecutionGraph::sweep(std::span<const Nanos> previous_end, std::span<Nanos> start,
+                           std::span<Nanos> end, std::span<std::int32_t> cause) const {
+  RECYCLE_ASSERT(ordered(), "timing a schedule that deadlocks");
+  const bool first = previous_end.empty();
+  const bool causes = !cause.empty();
+  const bool delays = !delay_.empty();
+  const std::size_t n = kind_.size();
+  for (std::size_t node = 0; node < n; ++node) {
+    Nanos at = 0;
+    std::int32_t why = -1;
+    for (std::int32_t k = first_edge_[node]; k < first_edge_[node + 1]; ++k) {
+      const std::uint32_t p = pred_[static_cast<std::size_t>(k)];
+      Nanos t = 0;
+      if ((p >> 31) == 0) {
+        t = end[p];
+      } else if (!first) {
+        t = previous_end[p & kFromMask];
+      } else {
+        continue;
+      }
+      if (delays) t += delay_[static_cast<std::size_t>(k)];
+      if (why < 0 || t > at) {
+        at = std::max(at, t);
+        why = k;
+      }
+    }
+    start[node] = at;
+    end[node] = at + duration_[node];
+    if (causes) cause[node] = why;
+  }
+}
+
+}  // namespace recycle::planner

@@ -41,6 +41,82 @@ std::string where(const WorkerSchedule& ws, const Action& a) {
 
 }  // namespace
 
+namespace detail {
+
+/// Edges gathered node by node while the rules are applied, before the nodes are renumbered.
+class EdgeBuffer {
+ public:
+  explicit EdgeBuffer(std::size_t nodes) : begin_(nodes, 0), end_(nodes, 0) {
+    pred_.reserve(nodes * 3);
+  }
+
+  /// Starts `node`'s edges: until the next open(), add() to it appends in place.
+  void open(std::int32_t node) {
+    open_ = node;
+    begin_[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(pred_.size());
+    end_[static_cast<std::size_t>(node)] = begin_[static_cast<std::size_t>(node)];
+  }
+  void add(std::int32_t to, std::int32_t from, std::int32_t distance, Nanos delay) {
+    if (from < 0) return;
+    const std::uint32_t packed =
+        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
+    if (to == open_) {
+      push(packed, delay);
+      ++end_[static_cast<std::size_t>(to)];
+      return;
+    }
+    later_.push_back({to, packed, delay});
+  }
+  /// Appends the edges added to nodes other than the open one, each node's together.
+  void close() {
+    open_ = -1;
+    std::stable_sort(later_.begin(), later_.end(),
+                     [](const Later& a, const Later& b) { return a.to < b.to; });
+    for (std::size_t k = 0; k < later_.size();) {
+      const std::int32_t to = later_[k].to;
+      open(to);
+      for (; k < later_.size() && later_[k].to == to; ++k) {
+        push(later_[k].packed, later_[k].delay);
+        ++end_[static_cast<std::size_t>(to)];
+      }
+    }
+    later_.clear();
+    open_ = -1;
+  }
+
+  [[nodiscard]] std::int32_t begin(std::size_t node) const { return begin_[node]; }
+  [[nodiscard]] std::int32_t end(std::size_t node) const { return end_[node]; }
+  [[nodiscard]] std::uint32_t pred(std::int32_t e) const {
+    return pred_[static_cast<std::size_t>(e)];
+  }
+  [[nodiscard]] Nanos delay(std::int32_t e) const {
+    return delay_.empty() ? 0 : delay_[static_cast<std::size_t>(e)];
+  }
+  [[nodiscard]] std::size_t size() const { return pred_.size(); }
+  [[nodiscard]] bool delays() const { return !delay_.empty(); }
+
+ private:
+  struct Later {
+    std::int32_t to;
+    std::uint32_t packed;
+    Nanos delay;
+  };
+  /// Delays are stored only once one is not zero (a free network has none).
+  void push(std::uint32_t packed, Nanos delay) {
+    if (delay != 0 && delay_.empty()) delay_.assign(pred_.size(), 0);
+    pred_.push_back(packed);
+    if (!delay_.empty()) delay_.push_back(delay);
+  }
+
+  std::vector<std::int32_t> begin_, end_;
+  std::vector<std::uint32_t> pred_;
+  std::vector<Nanos> delay_;
+  std::vector<Later> later_;
+  std::int32_t open_ = -1;
+};
+
+}  // namespace detail
+
 std::vector<Action> implied_actions(const WorkerSchedule& worker) {
   std::vector<Action> out;
   for (const ActionType type : {ActionType::kReduceGrad, ActionType::kOptimizer}) {
@@ -82,118 +158,7 @@ std::vector<std::int32_t> ExecutionGraph::last_nodes() const {
 
 namespace {
 
-/// Edges gathered node by node while the rules are applied, before the nodes are renumbered.
-class EdgeBuffer {
- public:
-  explicit EdgeBuffer(std::size_t nodes) : begin_(nodes, 0), end_(nodes, 0) {}
-
-  /// Starts `node`'s edges: until the next open(), add() to it appends in place.
-  void open(std::int32_t node) {
-    open_ = node;
-    begin_[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(pred_.size());
-    end_[static_cast<std::size_t>(node)] = begin_[static_cast<std::size_t>(node)];
-  }
-  void add(std::int32_t to, std::int32_t from, std::int32_t distance, Nanos delay) {
-    if (from < 0) return;
-    const std::uint32_t packed =
-        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
-    if (to == open_) {
-      pred_.push_back(packed);
-      delay_.push_back(delay);
-      ++end_[static_cast<std::size_t>(to)];
-      return;
-    }
-    later_.push_back({to, packed, delay});
-  }
-  /// Appends the edges added to nodes other than the open one, each node's together.
-  void close() {
-    open_ = -1;
-    std::stable_sort(later_.begin(), later_.end(),
-                     [](const Later& a, const Later& b) { return a.to < b.to; });
-    for (std::size_t k = 0; k < later_.size();) {
-      const std::int32_t to = later_[k].to;
-      open(to);
-      for (; k < later_.size() && later_[k].to == to; ++k) {
-        pred_.push_back(later_[k].packed);
-        delay_.push_back(later_[k].delay);
-        ++end_[static_cast<std::size_t>(to)];
-      }
-    }
-    later_.clear();
-    open_ = -1;
-  }
-
-  [[nodiscard]] std::int32_t begin(std::size_t node) const { return begin_[node]; }
-  [[nodiscard]] std::int32_t end(std::size_t node) const { return end_[node]; }
-  [[nodiscard]] std::uint32_t pred(std::int32_t e) const {
-    return pred_[static_cast<std::size_t>(e)];
-  }
-  [[nodiscard]] Nanos delay(std::int32_t e) const { return delay_[static_cast<std::size_t>(e)]; }
-  [[nodiscard]] std::size_t size() const { return pred_.size(); }
-  [[nodiscard]] bool delays() const {
-    return std::any_of(delay_.begin(), delay_.end(), [](Nanos d) { return d != 0; });
-  }
-
- private:
-  struct Later {
-    std::int32_t to;
-    std::uint32_t packed;
-    Nanos delay;
-  };
-  std::vector<std::int32_t> begin_, end_;
-  std::vector<std::uint32_t> pred_;
-  std::vector<Nanos> delay_;
-  std::vector<Later> later_;
-  std::int32_t open_ = -1;
-};
-
 constexpr std::uint32_t kFrom = 0x7fff'ffffU;
-
-/// A topological order of the same-iteration edges, depth first (Kahn's algorithm with a stack:
-/// the node made ready last goes next, so a worker's list is followed as far as it can be); the
-/// nodes it reaches, in order, and whether it reached all.
-std::pair<std::vector<std::int32_t>, bool> depth_first_order(const EdgeBuffer& edges,
-                                                             std::size_t n) {
-  std::vector<std::int32_t> first_out(n + 1, 0);
-  std::vector<std::int32_t> waiting(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
-      const std::uint32_t p = edges.pred(e);
-      if (p >> 31) continue;
-      ++first_out[(p & kFrom) + 1];
-      ++waiting[v];
-    }
-  }
-  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
-  std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
-      const std::uint32_t p = edges.pred(e);
-      if (p >> 31) continue;
-      out[static_cast<std::size_t>(fill[p & kFrom]++)] = static_cast<std::int32_t>(v);
-    }
-  }
-  std::vector<std::int32_t> stack;
-  for (std::size_t v = n; v-- > 0;) {
-    if (waiting[v] == 0) stack.push_back(static_cast<std::int32_t>(v));
-  }
-  std::vector<std::int32_t> order;
-  order.reserve(n);
-  while (!stack.empty()) {
-    const std::int32_t v = stack.back();
-    stack.pop_back();
-    order.push_back(v);
-    const auto from = static_cast<std::size_t>(v);
-    // Successors in reverse, so the first one added (a stream successor) is taken first.
-    for (std::int32_t k = first_out[from + 1]; k-- > first_out[from];) {
-      const std::int32_t to = out[static_cast<std::size_t>(k)];
-      if (--waiting[static_cast<std::size_t>(to)] == 0) stack.push_back(to);
-    }
-  }
-  const bool all = order.size() == n;
-  return {std::move(order), all};
-}
 
 }  // namespace
 
@@ -324,7 +289,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
   std::vector<Nanos> duration(nodes, 0);
   std::vector<std::int32_t> number(nodes, -1);  // transfer or all-reduce number
   position.resize(nodes, Position{});
-  EdgeBuffer edges(nodes);
+  detail::EdgeBuffer edges(nodes);
   const auto add = [&edges](std::int32_t to, std::int32_t from, std::int32_t distance,
                             Nanos delay = 0) { edges.add(to, from, distance, delay); };
   // A SEND/RECV has completed when its transfer has; with eager sends a RECV also waits for its
@@ -447,57 +412,116 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
   if (barrier >= 0) kind[static_cast<std::size_t>(barrier)] = NodeKind::kBarrier;
   edges.close();
 
-  // Renumber in a topological order (or keep the numbers when there is none).
-  auto [order, all] = depth_first_order(edges, nodes);
-  std::vector<std::int32_t> rename(nodes);
-  if (all) {
-    for (std::size_t k = 0; k < nodes; ++k)
-      rename[static_cast<std::size_t>(order[k])] = static_cast<std::int32_t>(k);
-  } else {
-    stuck_.assign(nodes, 1);
-    for (const std::int32_t v : order) stuck_[static_cast<std::size_t>(v)] = 0;
-    for (std::size_t k = 0; k < nodes; ++k) {
-      order[k] = static_cast<std::int32_t>(k);
-      rename[k] = static_cast<std::int32_t>(k);
+  renumber(edges, kind, duration, position, number);
+  for (std::int32_t& n : list_node) n = rename_[static_cast<std::size_t>(n)];
+  list_node_ = std::move(list_node);
+  for (const auto& [s, r] : ends) {
+    transfer_ends_.emplace_back(rename_[static_cast<std::size_t>(s)],
+                                rename_[static_cast<std::size_t>(r)]);
+  }
+  for (std::size_t t = 0; t < ends.size(); ++t)
+    transfer_node_.push_back(rename_[static_cast<std::size_t>(first_transfer) + t]);
+  for (const std::int32_t c : collectives)
+    collective_node_.push_back(rename_[static_cast<std::size_t>(c)]);
+  rename_ = {};
+}
+
+void ExecutionGraph::renumber(const detail::EdgeBuffer& edges, const std::vector<NodeKind>& kind,
+                              const std::vector<Nanos>& duration,
+                              const std::vector<Position>& position,
+                              const std::vector<std::int32_t>& number) {
+  // Kahn's algorithm with a stack (depth first, so a worker's list is followed as far as it can
+  // be); each node gets the next number when it is taken, and its edges are copied then, so they
+  // come out in the new order in one pass.
+  const std::size_t n = kind.size();
+  std::vector<std::int32_t> first_out(n + 1, 0);
+  std::vector<std::int32_t> waiting(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
+      const std::uint32_t p = edges.pred(e);
+      if (p >> 31) continue;
+      ++first_out[(p & kFrom) + 1];
+      ++waiting[v];
     }
   }
-  kind_.resize(nodes);
-  duration_.resize(nodes);
-  position_.resize(nodes);
-  transfer_index_.resize(nodes);
-  first_edge_.assign(nodes + 1, 0);
+  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
+  {
+    std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
+    for (std::size_t v = 0; v < n; ++v) {
+      for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
+        const std::uint32_t p = edges.pred(e);
+        if (p >> 31) continue;
+        out[static_cast<std::size_t>(fill[p & kFrom]++)] = static_cast<std::int32_t>(v);
+      }
+    }
+  }
+  rename_.assign(n, -1);
+  kind_.resize(n);
+  duration_.resize(n);
+  position_.resize(n);
+  transfer_index_.resize(n);
+  first_edge_.assign(n + 1, 0);
   pred_.reserve(edges.size());
-  const bool delays = edges.delays();
-  if (delays) delay_.reserve(edges.size());
-  for (std::size_t k = 0; k < nodes; ++k) {
-    const auto old = static_cast<std::size_t>(order[k]);
+  if (edges.delays()) delay_.reserve(edges.size());
+  std::vector<std::int32_t> previous_iteration;  // edges whose source is renamed at the end
+  const auto take = [&](std::size_t old, std::size_t k) {
+    rename_[old] = static_cast<std::int32_t>(k);
     kind_[k] = kind[old];
     duration_[k] = duration[old];
     position_[k] = position[old];
     transfer_index_[k] = number[old];
     for (std::int32_t e = edges.begin(old); e < edges.end(old); ++e) {
       const std::uint32_t p = edges.pred(e);
-      const std::uint32_t from = static_cast<std::uint32_t>(rename[p & kFrom]);
-      pred_.push_back(from | (p & ~kFrom));
-      if (delays) delay_.push_back(edges.delay(e));
-      if (p >> 31) carried_.push_back(static_cast<std::int32_t>(from));
+      if (p >> 31) {
+        previous_iteration.push_back(static_cast<std::int32_t>(pred_.size()));
+        pred_.push_back(p);
+      } else {
+        pred_.push_back(static_cast<std::uint32_t>(rename_[p & kFrom]));
+      }
+      if (edges.delays()) delay_.push_back(edges.delay(e));
     }
     first_edge_[k + 1] = static_cast<std::int32_t>(pred_.size());
+  };
+  std::vector<std::int32_t> stack;
+  for (std::size_t v = n; v-- > 0;) {
+    if (waiting[v] == 0) stack.push_back(static_cast<std::int32_t>(v));
   }
-  for (std::int32_t& n : list_node) n = rename[static_cast<std::size_t>(n)];
-  list_node_ = std::move(list_node);
-  for (const auto& [s, r] : ends) {
-    transfer_ends_.emplace_back(rename[static_cast<std::size_t>(s)],
-                                rename[static_cast<std::size_t>(r)]);
+  std::size_t next = 0;
+  while (!stack.empty()) {
+    const auto v = static_cast<std::size_t>(stack.back());
+    stack.pop_back();
+    take(v, next++);
+    // The node numbered right after it (provisionally: its worker's next list action) goes on
+    // top, so the walk follows a list while it can and reads the buffers front to back.
+    bool follow = false;
+    for (std::int32_t k = first_out[v]; k < first_out[v + 1]; ++k) {
+      const std::int32_t to = out[static_cast<std::size_t>(k)];
+      if (--waiting[static_cast<std::size_t>(to)] != 0) continue;
+      if (static_cast<std::size_t>(to) == v + 1) {
+        follow = true;
+      } else {
+        stack.push_back(to);
+      }
+    }
+    if (follow) stack.push_back(static_cast<std::int32_t>(v + 1));
   }
-  for (std::size_t t = 0; t < ends.size(); ++t)
-    transfer_node_.push_back(rename[static_cast<std::size_t>(first_transfer) + t]);
-  for (const std::int32_t c : collectives)
-    collective_node_.push_back(rename[static_cast<std::size_t>(c)]);
-  if (!stuck_.empty()) {
-    std::vector<char> stuck(nodes);
-    for (std::size_t k = 0; k < nodes; ++k) stuck[static_cast<std::size_t>(rename[k])] = stuck_[k];
-    stuck_ = std::move(stuck);
+  if (next < n) {
+    // A cycle: keep the numbers and mark the nodes that were never reached.
+    stuck_.assign(n, 1);
+    for (std::size_t v = 0; v < n; ++v) {
+      if (rename_[v] >= 0) stuck_[v] = 0;
+    }
+    pred_.clear();
+    delay_.clear();
+    previous_iteration.clear();
+    for (std::size_t v = 0; v < n; ++v) rename_[v] = static_cast<std::int32_t>(v);
+    for (std::size_t v = 0; v < n; ++v) take(v, v);
+  }
+  for (const std::int32_t e : previous_iteration) {
+    std::uint32_t& p = pred_[static_cast<std::size_t>(e)];
+    p = static_cast<std::uint32_t>(rename_[p & kFrom]) | (p & ~kFrom);
+    carried_.push_back(static_cast<std::int32_t>(p & kFrom));
   }
   std::sort(carried_.begin(), carried_.end());
   carried_.erase(std::unique(carried_.begin(), carried_.end()), carried_.end());

@@ -42,6 +42,10 @@
 
 namespace recycle::planner {
 
+namespace detail {
+class EdgeBuffer;
+}  // namespace detail
+
 enum class Network : std::uint8_t { kDirect, kRuntime };
 
 struct GraphOptions {
@@ -195,6 +199,9 @@ class ExecutionGraph {
   template <typename Durations>
   void build(const Schedule& schedule, const Durations& durations, const GraphOptions& options,
              const std::string& source);
+  void renumber(const detail::EdgeBuffer& edges, const std::vector<NodeKind>& kind,
+                const std::vector<Nanos>& duration, const std::vector<Position>& position,
+                const std::vector<std::int32_t>& number);
 
   const Schedule* schedule_ = nullptr;
   std::vector<NodeKind> kind_;
@@ -213,6 +220,7 @@ class ExecutionGraph {
   std::vector<std::int32_t> collective_stage_;
   std::vector<char> stuck_;  // empty when ordered; else the nodes Kahn's algorithm never reached
   std::vector<std::int32_t> carried_;
+  std::vector<std::int32_t> rename_;  // while building: provisional number -> final
 };
 
 }  // namespace recycle::planner

@@ -237,7 +237,12 @@ class Scheduler {
     };
     const std::int32_t s = x.id.stage;
     if (!x.input.empty()) consider(ready_[x.input.head].ready, kInput);
-    if (!x.forward.empty() && x.held < x.limit) consider(ready_[x.forward.head].ready, kForward);
+    const bool forward_waits =
+        in_.forward_waits_for_gradient && !x.input.empty() && !x.forward.empty() &&
+        ready_[x.input.head].ready < std::max(x.free_at, ready_[x.forward.head].ready) +
+                                         forward_cost_[static_cast<std::size_t>(x.id.stage)];
+    if (!x.forward.empty() && x.held < x.limit && !forward_waits)
+      consider(ready_[x.forward.head].ready, kForward);
     const bool gradient_first =
         in_.wait_for_gradient && !x.input.empty() &&
         ready_[x.input.head].ready < x.free_at + weight_cost_[static_cast<std::size_t>(s)];

@@ -32,6 +32,9 @@ struct ListScheduleInput {
   /// Ties between micro-batches ready at the same time go to the lower rank, indexed
   /// owner * microbatches + micro-batch; empty: by micro-batch, then owner.
   std::vector<std::int32_t> rank;
+  /// Do not start an F when a gradient already on its way would arrive before the F ends: the
+  /// idle moment lets the I start at once, so the stages upstream get their gradient earlier.
+  bool forward_waits_for_gradient = false;
 };
 
 struct ListScheduleResult {

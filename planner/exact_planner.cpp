@@ -13,7 +13,9 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/semantics.hpp"
 #include "planner/timing.hpp"
 
 namespace recycle::planner {
@@ -25,17 +27,9 @@ constexpr double kInf = std::numeric_limits<double>::max();
 constexpr std::int32_t kKinds = 3;  // F, I, W: action id = 3 * task + kind
 
 std::int32_t kind_of(ActionType type) {
-  switch (type) {
-    case ActionType::kForward:
-      return 0;
-    case ActionType::kBackwardInput:
-      return 1;
-    case ActionType::kBackwardWeight:
-      return 2;
-    default:
-      RECYCLE_ASSERT(false, "the exact planner orders only F, I and W");
-  }
-  return -1;
+  const std::int32_t k = split_index(type);
+  RECYCLE_ASSERT(k >= 0, "the exact planner orders only F, I and W");
+  return k;
 }
 
 constexpr ActionType kKindType[kKinds] = {ActionType::kForward, ActionType::kBackwardInput,
@@ -841,9 +835,16 @@ ExactResult plan_exact(const ExactOptions& options) {
   const auto started = Clock::now();
   RECYCLE_ASSERT(options.layout.interleave == 1, "the exact planner needs interleave 1");
   const Costs costs = checked_costs(options);
+  const CostModel model = CostModel::compute_only(costs);
   const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
-  const RecyclePlan heuristic =
-      plan_recycle({options.layout, options.failed, costs, limit, true, options.search_work});
+  RecycleOptions heuristic_options;
+  heuristic_options.layout = options.layout;
+  heuristic_options.failed = options.failed;
+  heuristic_options.model = model;
+  heuristic_options.memory_limit = limit;
+  heuristic_options.staggered_optimizer = options.staggered_optimizer;
+  heuristic_options.search_work = options.search_work;
+  const RecyclePlan heuristic = plan_recycle(heuristic_options);
   ExactResult result;
   if (!heuristic.feasible) {
     result.reason = heuristic.reason;
@@ -853,6 +854,7 @@ ExactResult plan_exact(const ExactOptions& options) {
   RECYCLE_ASSERT(timeline.has_value(), "the heuristic's schedule deadlocks");
   result.feasible = true;
   result.heuristic_makespan = timeline->makespan;
+  result.heuristic_period = heuristic.estimate.period;
 
   const Problem problem(heuristic.schedule, *timeline, costs, limit);
   const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
@@ -875,16 +877,24 @@ ExactResult plan_exact(const ExactOptions& options) {
     solve_disjunctive(problem, deadline, result);
   }
   if (result.schedule.workers.empty()) result.schedule = heuristic.schedule;
+  result.schedule.staggered_optimizer = options.staggered_optimizer;
   const auto exact_timeline = compute_timeline(result.schedule, costs);
   RECYCLE_ASSERT(exact_timeline.has_value(), "the exact schedule deadlocks");
   result.makespan = exact_timeline->makespan;
-  if (result.makespan > result.heuristic_makespan) {  // CBC's best is worse: keep the incumbent
+  const auto exact_period = direct_steady_state(result.schedule, model);
+  RECYCLE_ASSERT(exact_period.has_value(), "the exact schedule deadlocks");
+  result.period = exact_period->period;
+  // The MILP minimizes the makespan; the plan is judged by (period, makespan): keep the
+  // heuristic's when the MILP's is not better.
+  if (std::tie(result.period, result.makespan) >
+      std::tie(result.heuristic_period, result.heuristic_makespan)) {
     result.schedule = heuristic.schedule;
     result.makespan = result.heuristic_makespan;
-    result.objective = result.makespan;
+    result.period = result.heuristic_period;
+    if (result.objective > result.makespan) result.objective = result.makespan;
   }
   if (result.objective == 0) result.objective = result.makespan;
-  if (result.optimal) result.lower_bound = result.makespan;
+  if (result.optimal) result.lower_bound = std::min(result.objective, result.makespan);
   result.lower_bound = std::max(result.lower_bound, problem.to_nanos(problem.lower_bound));
   result.schedule.generator = "exact";
   result.solve_seconds = std::chrono::duration<Seconds>(Clock::now() - started).count();

@@ -17,6 +17,10 @@
 //    MIP start, the makespan minimized.
 //  - Memory: when an F starts, the micro-batches whose F ran and whose W has not, plus this one,
 //    fit the limit (the validator's count).
+//  - Objective: the MILP minimizes one iteration's makespan. With the optimizer barrier that is
+//    the period's (every iteration starts from the barrier); with a staggered optimizer the period
+//    of the MILP's schedule is checked on the execution graph (planner/period.hpp) and the
+//    heuristic's plan is kept when its (period, makespan) is better.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +30,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "planner/candidates.hpp"
 #include "planner/costs.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/schedule.hpp"
@@ -48,6 +53,8 @@ struct ExactOptions {
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
   Seconds time_limit = 60;                   ///< wall time for the whole call; then the best so far
   Formulation formulation = Formulation::kAuto;
+  /// The optimizer mode the plan runs under (the heuristic's objective and the period check).
+  bool staggered_optimizer = false;
   /// The order-search work of the heuristic plan that is the MIP start (RecycleOptions); 0: the
   /// list schedule alone.
   std::int64_t search_work = kDefaultSearchWork;
@@ -55,12 +62,14 @@ struct ExactOptions {
 
 struct ExactResult {
   bool feasible = false;
-  std::string reason;            ///< why not, when infeasible (a stage with no live replica)
-  bool optimal = false;          ///< `makespan` is proven optimal for these routes and memory
-  Nanos makespan = 0;            ///< of `schedule`, by planner/timing.hpp
-  Nanos objective = 0;           ///< the MILP's best objective (>= makespan; equal when optimal)
-  Nanos lower_bound = 0;         ///< proven: no schedule on these routes is shorter
+  std::string reason;    ///< why not, when infeasible (a stage with no live replica)
+  bool optimal = false;  ///< the MILP's makespan is proven optimal for these routes and memory
+  Nanos makespan = 0;    ///< of `schedule`, by planner/timing.hpp
+  Nanos period = 0;      ///< of `schedule`: its steady state (planner/period.hpp)
+  Nanos objective = 0;   ///< the shortest makespan found on these routes (the MILP's or the plan's)
+  Nanos lower_bound = 0;         ///< proven: no schedule on these routes has a shorter makespan
   Nanos heuristic_makespan = 0;  ///< of plan_recycle's schedule, the MIP start
+  Nanos heuristic_period = 0;    ///< its steady state
   Schedule schedule;             ///< compute-only; generator "exact"; workers' actions by start
   Seconds solve_seconds = 0;     ///< wall time of the whole call
   /// The one used; kAuto: none was needed, the incumbent meets a lower bound.

@@ -169,6 +169,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.pp * layout.interleave - 1;
   const bool runtime = options.network == Network::kRuntime;
+  const bool lowered = schedule.is_lowered();
   const ActionIndex index(schedule);
   const std::int32_t actions = index.actions();
   const auto workers = static_cast<std::int32_t>(schedule.workers.size());
@@ -369,9 +370,18 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
                                                a.virtual_stage, a.microbatch);
             if (r >= 0 && worker_of(r) == w) {
               after_comm(n, r, 0);
-            } else {
-              add(n, p, 0);  // no RECV here: the validator reports it; time it as if direct
+              continue;
             }
+            // A compute-only schedule says nothing of its communication: it is lowered before it
+            // runs, so here its data arrives as on the direct network. A lowered one must post a
+            // RECV for it.
+            if (lowered) {
+              const Action recv{recv_for(input.producer), a.virtual_stage, a.microbatch, a.owner};
+              throw InputError(source, where(ws, a) + ": needs data made on worker " +
+                                           to_string(id_of(pw)) + " but lists no " +
+                                           to_token(recv, ws.id.dp));
+            }
+            add(n, p, 0);
             continue;
           }
           const auto send =
@@ -527,35 +537,139 @@ void ExecutionGraph::renumber(const detail::EdgeBuffer& edges, const std::vector
   carried_.erase(std::unique(carried_.begin(), carried_.end()), carried_.end());
 }
 
+void ExecutionGraph::reorder(std::int32_t worker, std::span<const std::int32_t> nodes) {
+  const std::int32_t size = list_size(worker);
+  const std::int32_t opt = node(worker, size - 1);
+  const std::int32_t reduce = node(worker, size - 2);
+  RECYCLE_ASSERT(size == static_cast<std::int32_t>(nodes.size()) + 2 &&
+                     action(worker, size - 1).type == ActionType::kOptimizer &&
+                     action(worker, size - 2).type == ActionType::kReduceGrad,
+                 "reorder() takes every compute action of a compute-only worker");
+  // The rules of build(): a compute's first edge is its stream predecessor (the first compute's
+  // is the previous iteration's OPT); REDUCE_GRAD's second, after its all-reduce; the all-reduce
+  // hears from the worker's last compute.
+  const auto set = [this](std::int32_t e, std::int32_t from, std::int32_t distance) {
+    pred_[static_cast<std::size_t>(e)] =
+        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
+  };
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    set(first_edge(nodes[k]), k == 0 ? opt : nodes[k - 1], k == 0 ? 1 : 0);
+  }
+  const std::int32_t last = nodes.empty() ? opt : nodes.back();
+  const std::int32_t last_distance = nodes.empty() ? 1 : 0;
+  const std::int32_t collective = edge(first_edge(reduce)).from;
+  set(first_edge(reduce) + 1, last, last_distance);
+  for (std::int32_t e = first_edge(collective); e < first_edge(collective + 1); ++e) {
+    const Edge arrival = edge(e);
+    if (kind(arrival.from) == NodeKind::kAction && position(arrival.from).worker == worker) {
+      set(e, last, last_distance);
+    }
+  }
+  reordered_ = true;
+}
+
+std::optional<std::vector<std::int32_t>> ExecutionGraph::topological_order() const {
+  const auto n = static_cast<std::size_t>(nodes());
+  std::vector<std::int32_t> first_out(n + 1, 0);
+  std::vector<std::int32_t> waiting(n, 0);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
+      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
+      if (p >> 31) continue;
+      ++first_out[p + 1];
+      ++waiting[v];
+    }
+  }
+  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
+  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
+  std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
+  for (std::size_t v = 0; v < n; ++v) {
+    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
+      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
+      if (p >> 31) continue;
+      out[static_cast<std::size_t>(fill[p]++)] = static_cast<std::int32_t>(v);
+    }
+  }
+  std::vector<std::int32_t> order;
+  order.reserve(n);
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) order.push_back(static_cast<std::int32_t>(v));
+  }
+  for (std::size_t head = 0; head < order.size(); ++head) {
+    const auto v = static_cast<std::size_t>(order[head]);
+    for (std::int32_t k = first_out[v]; k < first_out[v + 1]; ++k) {
+      const std::int32_t to = out[static_cast<std::size_t>(k)];
+      if (--waiting[static_cast<std::size_t>(to)] == 0) order.push_back(to);
+    }
+  }
+  if (order.size() != n) return std::nullopt;
+  return order;
+}
+
+namespace {
+
+/// One node of a sweep: its start from its edges, its end, its cause.
+template <bool kDelays>
+inline void time_node(std::size_t node, const std::int32_t* first_edge, const std::uint32_t* pred,
+                      const Nanos* delay, const Nanos* duration, const Nanos* previous_end,
+                      Nanos* start, Nanos* end, std::int32_t* cause) {
+  Nanos at = 0;
+  std::int32_t why = -1;
+  for (std::int32_t k = first_edge[node]; k < first_edge[node + 1]; ++k) {
+    const std::uint32_t p = pred[k];
+    Nanos t = 0;
+    if ((p >> 31) == 0) {
+      t = end[p];
+    } else if (previous_end != nullptr) {
+      t = previous_end[p & kFrom];
+    } else {
+      continue;
+    }
+    if constexpr (kDelays) t += delay[k];
+    if (why < 0 || t > at) {
+      at = std::max(at, t);
+      why = k;
+    }
+  }
+  start[node] = at;
+  end[node] = at + duration[node];
+  if (cause != nullptr) cause[node] = why;
+}
+
+}  // namespace
+
 void ExecutionGraph::sweep(std::span<const Nanos> previous_end, std::span<Nanos> start,
                            std::span<Nanos> end, std::span<std::int32_t> cause) const {
-  RECYCLE_ASSERT(ordered(), "timing a schedule that deadlocks");
-  const bool first = previous_end.empty();
-  const bool causes = !cause.empty();
-  const bool delays = !delay_.empty();
+  RECYCLE_ASSERT(ordered(), "timing a schedule that deadlocks, or reordered: walk an order");
+  const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
+  std::int32_t* why = cause.empty() ? nullptr : cause.data();
   const std::size_t n = kind_.size();
-  for (std::size_t node = 0; node < n; ++node) {
-    Nanos at = 0;
-    std::int32_t why = -1;
-    for (std::int32_t k = first_edge_[node]; k < first_edge_[node + 1]; ++k) {
-      const std::uint32_t p = pred_[static_cast<std::size_t>(k)];
-      Nanos t = 0;
-      if ((p >> 31) == 0) {
-        t = end[p];
-      } else if (!first) {
-        t = previous_end[p & kFromMask];
-      } else {
-        continue;
-      }
-      if (delays) t += delay_[static_cast<std::size_t>(k)];
-      if (why < 0 || t > at) {
-        at = std::max(at, t);
-        why = k;
-      }
+  if (delay_.empty()) {
+    for (std::size_t node = 0; node < n; ++node) {
+      time_node<false>(node, first_edge_.data(), pred_.data(), nullptr, duration_.data(), previous,
+                       start.data(), end.data(), why);
     }
-    start[node] = at;
-    end[node] = at + duration_[node];
-    if (causes) cause[node] = why;
+  } else {
+    for (std::size_t node = 0; node < n; ++node) {
+      time_node<true>(node, first_edge_.data(), pred_.data(), delay_.data(), duration_.data(),
+                      previous, start.data(), end.data(), why);
+    }
+  }
+}
+
+void ExecutionGraph::sweep(std::span<const std::int32_t> order, std::span<const Nanos> previous_end,
+                           std::span<Nanos> start, std::span<Nanos> end,
+                           std::span<std::int32_t> cause) const {
+  const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
+  std::int32_t* why = cause.empty() ? nullptr : cause.data();
+  for (const std::int32_t node : order) {
+    if (delay_.empty()) {
+      time_node<false>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(), nullptr,
+                       duration_.data(), previous, start.data(), end.data(), why);
+    } else {
+      time_node<true>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(),
+                      delay_.data(), duration_.data(), previous, start.data(), end.data(), why);
+    }
   }
 }
 

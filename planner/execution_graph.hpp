@@ -75,8 +75,9 @@ class ExecutionGraph {
   };
 
   /// Durations, transfer and all-reduce times from `model`. Throws InputError naming `source`
-  /// when, on the runtime network, a SEND has no matching RECV or a RECV no SEND. The graph
-  /// reads actions from `schedule`, which must outlive it.
+  /// when, on the runtime network, a SEND has no matching RECV, a RECV no SEND, or a lowered
+  /// schedule's compute reads data made on another worker without a RECV. The graph reads actions
+  /// from `schedule`, which must outlive it.
   ExecutionGraph(const Schedule& schedule, const CostModel& model, const GraphOptions& options,
                  const std::string& source = "schedule");
   /// Action durations from `duration`; transfers and all-reduces take no time.
@@ -172,9 +173,18 @@ class ExecutionGraph {
     return collective_stage_[static_cast<std::size_t>(c)];
   }
 
-  /// Whether the same-iteration edges have a topological order (the node numbering is one); false
-  /// when they form a cycle: the schedule deadlocks.
-  [[nodiscard]] bool ordered() const noexcept { return stuck_.empty(); }
+  /// Whether the node numbering is a topological order of the same-iteration edges; false when
+  /// they form a cycle (the schedule deadlocks) or after reorder().
+  [[nodiscard]] bool ordered() const noexcept { return stuck_.empty() && !reordered_; }
+
+  /// For searches over worker orders, on the graph of a compute-only schedule: worker `worker`'s
+  /// compute actions run in the order of `nodes` (each of its F/I/W/B nodes once), its REDUCE_GRAD
+  /// and OPT still last. The graph rewrites the worker's stream edges and its arrival at the
+  /// stage's all-reduce; the node numbering stops being a topological order.
+  void reorder(std::int32_t worker, std::span<const std::int32_t> nodes);
+  /// A topological order of the same-iteration edges as they are now (Kahn's algorithm), or
+  /// nullopt when they form a cycle.
+  [[nodiscard]] std::optional<std::vector<std::int32_t>> topological_order() const;
   /// Whether `node` can ever run in the first iteration: false for the nodes of a dependency cycle
   /// and for every node that waits on one (all true when ordered()).
   [[nodiscard]] bool runs(std::int32_t node) const noexcept {
@@ -191,6 +201,10 @@ class ExecutionGraph {
   /// previous iteration) + delay, end[n] = start[n] + duration. `cause[n]`, when given, is the
   /// edge index that set the start (the first such), -1 when none did. Needs ordered().
   void sweep(std::span<const Nanos> previous_end, std::span<Nanos> start, std::span<Nanos> end,
+             std::span<std::int32_t> cause = {}) const;
+  /// The same, walking the nodes in `order` (a topological_order()).
+  void sweep(std::span<const std::int32_t> order, std::span<const Nanos> previous_end,
+             std::span<Nanos> start, std::span<Nanos> end,
              std::span<std::int32_t> cause = {}) const;
 
  private:
@@ -221,6 +235,7 @@ class ExecutionGraph {
   std::vector<char> stuck_;  // empty when ordered; else the nodes Kahn's algorithm never reached
   std::vector<std::int32_t> carried_;
   std::vector<std::int32_t> rename_;  // while building: provisional number -> final
+  bool reordered_ = false;
 };
 
 }  // namespace recycle::planner

@@ -3,8 +3,8 @@
 #include <algorithm>
 
 #include "core/error.hpp"
+#include "planner/candidates.hpp"
 #include "planner/list_scheduler.hpp"
-#include "planner/timing.hpp"
 
 namespace recycle::planner {
 
@@ -118,37 +118,19 @@ std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
   return order;
 }
 
-std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const Costs& costs,
-                                              std::int32_t memory_limit) {
-  // One pipeline (every pipeline runs the same), list-scheduled with and without waiting for
-  // gradients on their way; ZB-H1's order competes too when it fits the memory. The shortest
-  // iteration wins (ties: the first), so ZB-H2 is never slower than ZB-H1 with the same costs.
+std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostModel& model,
+                                              std::int32_t memory_limit, bool staggered_optimizer) {
   Schedule skeleton;
   skeleton.layout = layout;
-  skeleton.layout.dp = 1;
-  std::vector<std::vector<Action>> best;
-  Nanos best_makespan = -1;
-  const auto offer = [&](std::vector<WorkerSchedule> workers, Nanos makespan) {
-    if (best_makespan >= 0 && makespan >= best_makespan) return;
-    best_makespan = makespan;
-    best.clear();
-    for (WorkerSchedule& w : workers) best.push_back(std::move(w.actions));
-  };
-  for (const bool wait : {false, true}) {
-    ListScheduleInput input{&skeleton, &costs, uniform_limit(layout, memory_limit),
-                            true,      false,  wait};
-    ListScheduleResult r = list_schedule(input);
-    offer(std::move(r.workers), r.makespan);
-  }
-  if (layout.pp <= memory_limit) {
-    Schedule h1 = skeleton;
-    for (std::int32_t s = 0; s < layout.pp; ++s)
-      h1.workers.push_back({{0, s}, zb_h1_order(layout, s)});
-    const auto timeline = compute_timeline(h1, costs);
-    RECYCLE_ASSERT(timeline.has_value(), "ZB-H1 deadlocked");
-    offer(std::move(h1.workers), timeline->makespan);
-  }
-  return best;
+  skeleton.layout.dp = 1;  // every pipeline runs the same lists
+  skeleton.staggered_optimizer = staggered_optimizer;
+  OrderPlanOptions options;
+  options.memory_limit = uniform_limit(skeleton.layout, memory_limit);
+  options.fault_free_orders = true;
+  std::vector<std::vector<Action>> out;
+  for (WorkerSchedule& w : plan_orders(skeleton, model, options).workers)
+    out.push_back(std::move(w.actions));
+  return out;
 }
 
 const std::vector<std::string>& fault_free_generator_names() {
@@ -166,12 +148,11 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     if (options.memory_limit && *options.memory_limit < 1) {
       throw InputError("--memory-limit", "expected at least 1 micro-batch");
     }
-    const Costs costs = options.costs.virtual_stages.empty()
-                            ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
-                            : options.costs;
-    const std::int32_t limit =
-        std::min(2 * layout.pp - 1, options.memory_limit.value_or(2 * layout.pp - 1));
-    stage_orders = zb_h2_orders(layout, costs, limit);
+    CostModel model = options.model;
+    if (model.compute.virtual_stages.empty())
+      model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
+    const std::int32_t limit = options.memory_limit.value_or(2 * layout.pp - 1);
+    stage_orders = zb_h2_orders(layout, model, limit, options.staggered_optimizer);
   }
   for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
     if (name == "gpipe") {
@@ -205,6 +186,7 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
   Schedule schedule;
   schedule.generator = std::string(name);
   schedule.layout = layout;
+  schedule.staggered_optimizer = options.staggered_optimizer;
   schedule.workers.reserve(static_cast<std::size_t>(layout.workers()));
   for (std::int32_t d = 0; d < layout.dp; ++d) {
     for (std::int32_t s = 0; s < layout.pp; ++s) {

@@ -1,18 +1,18 @@
 // Fault-free schedule generators: pure functions of the layout (and, for the memory-aware ones,
-// the limit). Each writes the compute-action order of one pipeline's stages; every pipeline runs
-// the same order. planner/lower.hpp adds communication and the optimizer step.
+// the costs, the limit and the optimizer mode). Each writes the compute-action order of one
+// pipeline's stages; every pipeline runs the same order. planner/lower.hpp adds communication and
+// the optimizer step.
 //
 //  gpipe        all forwards, then all backwards (B)
 //  1f1b         warm-up of pp - s - 1 forwards on stage s, then one forward one backward
-//  (Megatron-LM) interleaved  Megatron-LM's interleaved 1F1B with V chunks per worker (needs M % PP
-//  == 0) zb-h1        Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B order with B split into I and W,
-//  stage s
-//               defers its first s Ws so I runs early; peak activations as 1F1B
+//               (Megatron-LM)
+//  interleaved  Megatron-LM's interleaved 1F1B with V chunks per worker (needs M % PP == 0)
+//  zb-h1        Zero Bubble H1 (Qi et al., ICLR 2024): 1F1B order with B split into I and W,
+//               stage s defers its first s Ws so I runs early; peak activations as 1F1B
 //  zb-h2        Zero Bubble H2: up to 2pp - 1 micro-batches of activations per worker (or the
-//  memory
-//               limit, if lower), list-scheduled with the costs: I first, then F while memory
-//               allows, then W (planner/list_scheduler.hpp); ZB-H1's order is kept instead when it
-//               is faster. The extra memory removes the (I - W) part of ZB-H1's bubble.
+//               memory limit given), ordered by the planners' candidates (planner/candidates.hpp)
+//               for the shortest steady-state period under the schedule's optimizer mode. The
+//               extra memory removes the (I - W) part of ZB-H1's bubble.
 #pragma once
 
 #include <cstdint>
@@ -21,15 +21,17 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/costs.hpp"
+#include "planner/cost_model.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
 struct GeneratorOptions {
   Layout layout;
-  Costs costs;  ///< per virtual stage; may be empty for order-only generators
+  /// Compute costs per virtual stage (may be empty for order-only generators) and the network.
+  CostModel model;
   std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
+  bool staggered_optimizer = false;          ///< the optimizer mode the schedule runs under
 };
 
 /// The names accepted by generate_fault_free, in the order `--help` lists them.
@@ -45,9 +47,11 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
-/// All stages at once: the order depends on the costs. `memory_limit` in micro-batches.
+/// All stages at once: the order depends on the costs, the network and the optimizer mode.
+/// `memory_limit` in micro-batches.
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,
-                                                            const Costs& costs,
-                                                            std::int32_t memory_limit);
+                                                            const CostModel& model,
+                                                            std::int32_t memory_limit,
+                                                            bool staggered_optimizer);
 
 }  // namespace recycle::planner

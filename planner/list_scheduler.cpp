@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "core/error.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::planner {
 
@@ -118,7 +119,10 @@ class CandidateQueue {
 class Scheduler {
  public:
   explicit Scheduler(const ListScheduleInput& in)
-      : in_(in), layout_(in.skeleton->layout), routes_(*in.skeleton) {
+      : in_(in),
+        layout_(in.skeleton->layout),
+        routes_(*in.skeleton),
+        charged_(in.network != nullptr && !in.network->cluster.free()) {
     RECYCLE_ASSERT(layout_.interleave == 1, "list scheduling needs interleave 1");
     for (std::int32_t s = 0; s < layout_.pp; ++s) {
       const Action probe{ActionType::kForward, s, 0, 0};
@@ -217,6 +221,15 @@ class Scheduler {
     return a.ready != b.ready ? a.ready < b.ready : rank(a) < rank(b);
   }
 
+  /// How long what `made` produced on worker `from` takes to reach worker `to` (an index).
+  Nanos arrival(const Action& made, WorkerId from, std::int32_t to) const {
+    if (!charged_) return 0;
+    const WorkerId at = workers_[static_cast<std::size_t>(to)].id;
+    if (at == from) return 0;
+    const auto send = output_of(made, layout_.pp - 1);
+    return send ? in_.network->cluster.transfer_time(from, at, in_.network->send_bytes(*send)) : 0;
+  }
+
   /// Inserts by (ready, rank), from the back.
   void push_ready(Slice& q, const Ready& r) {
     std::size_t i = q.tail++;
@@ -308,7 +321,8 @@ class Scheduler {
     if (type == ActionType::kForward) {
       if (s + 1 < layout_.pp) {
         other = worker_index(owner, s + 1, mb);
-        push_ready(workers_[static_cast<std::size_t>(other)].forward, {end, mb, owner});
+        push_ready(workers_[static_cast<std::size_t>(other)].forward,
+                   {end + arrival({type, s, mb, owner}, x.id, other), mb, owner});
       } else {
         push_ready(x.input, {end, mb, owner});
       }
@@ -321,7 +335,8 @@ class Scheduler {
       // stage's F started.
       if (s > 0) {
         other = worker_index(owner, s - 1, mb);
-        push_ready(workers_[static_cast<std::size_t>(other)].input, {end, mb, owner});
+        push_ready(workers_[static_cast<std::size_t>(other)].input,
+                   {end + arrival({type, s, mb, owner}, x.id, other), mb, owner});
       }
     }
     refresh(worker);
@@ -331,6 +346,7 @@ class Scheduler {
   const ListScheduleInput& in_;
   Layout layout_;
   RouteTable routes_;
+  bool charged_ = false;  ///< transfers take time
   std::vector<Nanos> forward_cost_, input_cost_, weight_cost_, backward_cost_;  ///< per stage
   std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if failed
   std::vector<WorkerState> workers_;

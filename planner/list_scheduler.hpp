@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "planner/cost_model.hpp"
 #include "planner/costs.hpp"
 #include "planner/schedule.hpp"
 
@@ -35,17 +36,20 @@ struct ListScheduleInput {
   /// Do not start an F when a gradient already on its way would arrive before the F ends: the
   /// idle moment lets the I start at once, so the stages upstream get their gradient earlier.
   bool forward_waits_for_gradient = false;
+  /// Data made on another worker arrives after its transfer time on this model's network (the
+  /// direct network of planner/execution_graph.hpp); nullptr or a free network: at once.
+  const CostModel* network = nullptr;
 };
 
 struct ListScheduleResult {
   std::vector<WorkerSchedule>
       workers;         ///< every live worker's compute actions, sorted by (dp, stage)
-  Nanos makespan = 0;  ///< of one iteration, with the input's costs, free communication
+  Nanos makespan = 0;  ///< of one iteration, with the input's costs and network
 };
 
-/// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. The
-/// makespan equals compute_timeline()'s for the returned lists: each action starts as early as its
-/// worker's order allows.
+/// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. Each
+/// action starts as early as its worker's order allows: on a free network the makespan equals
+/// compute_timeline()'s for the returned lists.
 [[nodiscard]] ListScheduleResult list_schedule(const ListScheduleInput& input);
 
 /// The same memory limit on every stage.

@@ -7,12 +7,12 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/execution_graph.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::planner {
 
 namespace {
-
-constexpr std::int32_t kNone = -1;
 
 // The search's constants, tuned on the optimality-gap instances (tests/planner/exact_planner_test):
 constexpr std::int64_t kTenure = 20;  ///< iterations a moved action stays tabu, plus workers / 4
@@ -21,28 +21,17 @@ constexpr std::int32_t kShiftReach = 4;  ///< a critical action moves up to this
 constexpr std::int32_t kExchangeReach =
     12;  ///< or trades places with an action of its kind this near
 
-/// The three compute actions of one micro-batch at one stage, numbered
-/// ((owner * pp + stage) * microbatches + microbatch) * 3 + kind.
-enum Kind : std::int32_t { kF = 0, kI = 1, kW = 2 };
-
-struct Node {
-  Nanos duration = 0;
-  std::int32_t worker = 0;  ///< index into the search's worker list
-  std::int32_t deps[2] = {kNone, kNone};
-  std::int32_t dependents[2] = {kNone, kNone};
-  std::int32_t memory = 0;  ///< +1 for F (activations kept), -1 for W (freed), 0 for I
-};
-
-/// Lexicographic: the makespan; then the number of critical actions (a schedule is one move
-/// closer to a shorter makespan when fewer actions lie on longest paths); then the sum of end
+/// Lexicographic: the period; the first iteration's makespan; the length of the critical path (a
+/// schedule is one move closer to a shorter period when fewer actions lie on it); the sum of end
 /// times (earlier work leaves room later).
 struct Score {
+  Nanos period = 0;
   Nanos makespan = 0;
   std::int64_t critical = 0;
   Nanos total_end = 0;
   friend bool operator<(const Score& a, const Score& b) {
-    return std::tie(a.makespan, a.critical, a.total_end) <
-           std::tie(b.makespan, b.critical, b.total_end);
+    return std::tie(a.period, a.makespan, a.critical, a.total_end) <
+           std::tie(b.period, b.makespan, b.critical, b.total_end);
   }
 };
 
@@ -57,68 +46,63 @@ struct Move {
 
 class Search {
  public:
-  Search(const OrderSearchInput& in, const std::vector<WorkerSchedule>& workers)
+  Search(const OrderSearchInput& in, const std::vector<WorkerSchedule>& first)
       : in_(in), layout_(in.skeleton->layout) {
-    const RouteTable routes(*in.skeleton);
-    const std::int32_t pp = layout_.pp;
-    const std::int32_t m = layout_.microbatches;
-    nodes_.resize(static_cast<std::size_t>(layout_.dp) * static_cast<std::size_t>(pp) *
-                  static_cast<std::size_t>(m) * 3);
-    std::vector<std::int32_t> worker_of(static_cast<std::size_t>(layout_.workers()), kNone);
-    for (std::size_t w = 0; w < workers.size(); ++w) {
-      worker_of[flat(workers[w].id)] = static_cast<std::int32_t>(w);
-      limit_.push_back(in.memory_limit.at(static_cast<std::size_t>(workers[w].id.stage)));
-    }
-    for (std::int32_t o = 0; o < layout_.dp; ++o) {
-      for (std::int32_t s = 0; s < pp; ++s) {
-        for (std::int32_t mb = 0; mb < m; ++mb) {
-          const std::int32_t w = worker_of[flat({routes.dp_of(o, s, mb), s})];
-          RECYCLE_ASSERT(w != kNone, "order search: a micro-batch routed to no listed worker");
-          const StageCost& c = in.costs->virtual_stages.at(static_cast<std::size_t>(s));
-          const Nanos durations[3] = {c.forward, c.backward_input, c.backward_weight};
-          for (std::int32_t k = 0; k < 3; ++k) {
-            Node& n = nodes_[static_cast<std::size_t>(id(o, s, mb, k))];
-            n.duration = durations[k];
-            n.worker = w;
-            n.memory = k == kF ? 1 : k == kW ? -1 : 0;
-          }
-          if (s > 0) depend(id(o, s, mb, kF), id(o, s - 1, mb, kF));
-          depend(id(o, s, mb, kI), id(o, s, mb, kF));
-          if (s + 1 < pp) depend(id(o, s, mb, kI), id(o, s + 1, mb, kI));
-          depend(id(o, s, mb, kW), id(o, s, mb, kI));
-        }
+    schedule_ = *in.skeleton;
+    schedule_.workers = first;
+    GraphOptions options;
+    options.staggered_optimizer = schedule_.staggered_optimizer;
+    graph_.emplace(schedule_, *in.model, options);
+    const auto nodes = static_cast<std::size_t>(graph_->nodes());
+    compute_.assign(nodes, 0);
+    kind_.assign(nodes, -1);
+    memory_.assign(nodes, 0);
+    node_of_.assign(static_cast<std::size_t>(layout_.dp) * static_cast<std::size_t>(layout_.pp) *
+                        static_cast<std::size_t>(layout_.microbatches) * 3,
+                    -1);
+    for (std::int32_t w = 0; w < graph_->workers(); ++w) {
+      const auto& actions = schedule_.workers[static_cast<std::size_t>(w)].actions;
+      limit_.push_back(in.memory_limit.at(
+          static_cast<std::size_t>(schedule_.workers[static_cast<std::size_t>(w)].id.stage)));
+      for (std::size_t i = 0; i < actions.size(); ++i) {
+        const Action& a = actions[i];
+        const std::int32_t k = kind(a.type);
+        RECYCLE_ASSERT(k >= 0, "order search takes F, I and W actions only");
+        const auto n = static_cast<std::size_t>(graph_->node(w, static_cast<std::int32_t>(i)));
+        compute_[n] = 1;
+        kind_[n] = k;
+        memory_[n] = held_delta(a.type);
+        node_of_[key(a, k)] = static_cast<std::int32_t>(n);
       }
     }
-    const std::size_t n = nodes_.size();
-    position_.resize(n);
-    start_.resize(n);
-    tail_.resize(n);
-    pending_.resize(n);
-    topo_.reserve(n);
+    orders_.resize(static_cast<std::size_t>(graph_->workers()));
+    critical_.assign(nodes, 0);
+  }
+
+  /// Node visits one evaluation costs.
+  [[nodiscard]] std::int64_t visits(std::int32_t iterations) const {
+    return static_cast<std::int64_t>(graph_->nodes()) * (iterations + 1);
   }
 
   /// Searches from `start` until kStall iterations bring nothing better, `lower_bound` is reached
-  /// or `budget` (in action visits) runs out. Returns the best orders found and their score.
+  /// or `budget` (in node visits) runs out. Returns the best orders found and their score.
   std::pair<Score, std::vector<std::vector<std::int32_t>>> run(
       const std::vector<WorkerSchedule>& start, Nanos lower_bound, std::int64_t& budget) {
     load(start);
-    const auto visits = static_cast<std::int64_t>(nodes_.size());
-    const auto initial = evaluate();
+    const auto initial = evaluate(budget);
     RECYCLE_ASSERT(initial.has_value(), "order search: the starting orders deadlock");
     Score current = *initial;
     Score best = current;
     std::vector<std::vector<std::int32_t>> best_orders = orders_;
     // Tabu: an action moved recently may not move again for `tenure` iterations, unless the move
     // beats the best schedule so far. When every move is tabu, the best of them is taken.
-    std::vector<std::int64_t> tabu_until(nodes_.size(), 0);
+    std::vector<std::int64_t> tabu_until(static_cast<std::size_t>(graph_->nodes()), 0);
     const auto tenure = kTenure + static_cast<std::int64_t>(orders_.size() / 4);
     std::vector<Move> moves;
     std::int64_t last_gain = 0;
     for (std::int64_t iteration = 1;
-         best.makespan > lower_bound && budget > 0 && iteration - last_gain <= kStall;
-         ++iteration) {
-      compute_tails();
-      neighbourhood(current.makespan, moves);
+         best.period > lower_bound && budget > 0 && iteration - last_gain <= kStall; ++iteration) {
+      neighbourhood(moves);
       bool found = false, any = false;
       Score chosen{}, fallback_score{};
       Move pick{}, fallback{};
@@ -128,15 +112,14 @@ class Search {
             orders_[static_cast<std::size_t>(mv.worker)][static_cast<std::size_t>(mv.from)];
         apply(mv);
         if (within_memory(mv.worker)) {
-          budget -= 2 * visits;  // the forward and the backward pass
-          if (const auto score = evaluate()) {
+          if (const auto score = evaluate(budget)) {
             if (!any || *score < fallback_score) {
               any = true;
               fallback_score = *score;
               fallback = mv;
             }
             const bool allowed = tabu_until[static_cast<std::size_t>(moved)] < iteration ||
-                                 score->makespan < best.makespan;
+                                 score->period < best.period;
             if (allowed && (!found || *score < chosen)) {
               found = true;
               chosen = *score;
@@ -152,7 +135,7 @@ class Search {
           orders_[static_cast<std::size_t>(pick.worker)][static_cast<std::size_t>(pick.from)])] =
           iteration + tenure;
       apply(pick);
-      current = *evaluate();
+      current = *evaluate(budget);  // also marks the critical actions of the chosen schedule
       if (current < best) {
         best = current;
         best_orders = orders_;
@@ -163,61 +146,60 @@ class Search {
   }
 
   std::vector<WorkerSchedule> to_workers(
-      const std::vector<WorkerSchedule>& ids,
       const std::vector<std::vector<std::int32_t>>& orders) const {
     std::vector<WorkerSchedule> out;
-    out.reserve(ids.size());
-    for (std::size_t w = 0; w < ids.size(); ++w) {
-      WorkerSchedule ws{ids[w].id, {}};
-      ws.actions.reserve(orders[w].size());
-      for (const std::int32_t a : orders[w]) ws.actions.push_back(action(a));
-      out.push_back(std::move(ws));
+    out.reserve(orders.size());
+    for (std::size_t w = 0; w < orders.size(); ++w) {
+      const WorkerSchedule& ws = schedule_.workers[w];
+      WorkerSchedule copy{ws.id, {}};
+      copy.actions.reserve(orders[w].size());
+      for (const std::int32_t n : orders[w])
+        copy.actions.push_back(ws.actions[static_cast<std::size_t>(graph_->position(n).index)]);
+      out.push_back(std::move(copy));
     }
     return out;
   }
 
+  /// The steady state of `start` as it is.
+  std::optional<SteadyState> steady(const std::vector<WorkerSchedule>& start) {
+    load(start);
+    return steady_state(*graph_);
+  }
+  /// The score of `start`, charged to `budget`; nullopt if it deadlocks.
+  std::optional<Score> score(const std::vector<WorkerSchedule>& start, std::int64_t& budget) {
+    load(start);
+    return evaluate(budget);
+  }
+  /// `start` as node orders.
+  std::vector<std::vector<std::int32_t>> orders_of(const std::vector<WorkerSchedule>& start) {
+    load(start);
+    return orders_;
+  }
+
  private:
-  std::size_t flat(WorkerId id) const {
-    return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) +
-           static_cast<std::size_t>(id.stage);
-  }
-  std::int32_t id(std::int32_t owner, std::int32_t stage, std::int32_t mb,
-                  std::int32_t kind) const {
-    return ((owner * layout_.pp + stage) * layout_.microbatches + mb) * 3 + kind;
-  }
-  Action action(std::int32_t a) const {
-    const std::int32_t kind = a % 3;
-    const std::int32_t task = a / 3;
-    const std::int32_t mb = task % layout_.microbatches;
-    const std::int32_t stage = (task / layout_.microbatches) % layout_.pp;
-    const std::int32_t owner = task / layout_.microbatches / layout_.pp;
-    const ActionType type = kind == kF   ? ActionType::kForward
-                            : kind == kI ? ActionType::kBackwardInput
-                                         : ActionType::kBackwardWeight;
-    return {type, stage, mb, owner};
-  }
-  void depend(std::int32_t a, std::int32_t on) {
-    Node& n = nodes_[static_cast<std::size_t>(a)];
-    *std::find(std::begin(n.deps), std::end(n.deps), kNone) = on;
-    Node& d = nodes_[static_cast<std::size_t>(on)];
-    *std::find(std::begin(d.dependents), std::end(d.dependents), kNone) = a;
+  static std::int32_t kind(ActionType type) { return split_index(type); }
+  std::size_t key(const Action& a, std::int32_t k) const {
+    return ((static_cast<std::size_t>(a.owner) * static_cast<std::size_t>(layout_.pp) +
+             static_cast<std::size_t>(a.virtual_stage)) *
+                static_cast<std::size_t>(layout_.microbatches) +
+            static_cast<std::size_t>(a.microbatch)) *
+               3 +
+           static_cast<std::size_t>(k);
   }
 
   void load(const std::vector<WorkerSchedule>& start) {
-    orders_.assign(start.size(), {});
+    RECYCLE_ASSERT(start.size() == orders_.size(), "order search: a start with other workers");
     for (std::size_t w = 0; w < start.size(); ++w) {
+      orders_[w].clear();
       for (const Action& a : start[w].actions) {
-        const std::int32_t kind = a.type == ActionType::kForward          ? kF
-                                  : a.type == ActionType::kBackwardInput  ? kI
-                                  : a.type == ActionType::kBackwardWeight ? kW
-                                                                          : kNone;
-        RECYCLE_ASSERT(kind != kNone, "order search takes F, I and W actions only");
-        const std::int32_t a_id = id(a.owner, a.virtual_stage, a.microbatch, kind);
-        RECYCLE_ASSERT(
-            nodes_[static_cast<std::size_t>(a_id)].worker == static_cast<std::int32_t>(w),
-            "order search: an action listed on a worker its route does not name");
-        orders_[w].push_back(a_id);
+        const std::int32_t k = kind(a.type);
+        RECYCLE_ASSERT(k >= 0, "order search takes F, I and W actions only");
+        const std::int32_t n = node_of_[key(a, k)];
+        RECYCLE_ASSERT(n >= 0 && graph_->position(n).worker == static_cast<std::int32_t>(w),
+                       "order search: an action listed on a worker its route does not name");
+        orders_[w].push_back(n);
       }
+      graph_->reorder(static_cast<std::int32_t>(w), orders_[w]);
     }
   }
 
@@ -232,101 +214,77 @@ class Search {
     } else {
       std::rotate(t, f, f + 1);
     }
+    graph_->reorder(mv.worker, order);
   }
   void undo(const Move& mv) { apply(mv.exchange ? mv : Move{mv.worker, mv.to, mv.from, false}); }
 
   bool within_memory(std::int32_t w) const {
     const std::int32_t limit = limit_[static_cast<std::size_t>(w)];
     std::int32_t held = 0;
-    for (const std::int32_t a : orders_[static_cast<std::size_t>(w)]) {
-      held += nodes_[static_cast<std::size_t>(a)].memory;
+    for (const std::int32_t n : orders_[static_cast<std::size_t>(w)]) {
+      held += memory_[static_cast<std::size_t>(n)];
       if (held > limit) return false;
     }
     return true;
   }
 
-  /// ASAP start times in topological order (Kahn), then tails and the critical count; nullopt if
-  /// the orders form a cycle.
-  std::optional<Score> evaluate() {
-    for (const auto& order : orders_) {
-      for (std::size_t i = 0; i < order.size(); ++i)
-        position_[static_cast<std::size_t>(order[i])] = static_cast<std::int32_t>(i);
+  /// The score of the orders as they are, charged to `budget`; nullopt if they deadlock. Marks
+  /// the critical compute actions: those on a longest path of the last iteration walked (start +
+  /// duration + the longest way from their end to the iteration's end = its length).
+  std::optional<Score> evaluate(std::int64_t& budget) {
+    const auto st = steady_state(*graph_, kMaxSteadyStateIterations, &trace_);
+    budget -= visits(st ? st->iterations + 1 : 1);
+    if (!st) return std::nullopt;
+    Score score{st->period, st->makespan, 0, 0};
+    const auto n = static_cast<std::size_t>(graph_->nodes());
+    // Tails in reverse topological order, from each node's edges (no successor lists needed).
+    tail_.assign(n, 0);
+    const auto relax = [&](std::int32_t node) {
+      const auto k = static_cast<std::size_t>(node);
+      const Nanos after = graph_->duration(node) + tail_[k];
+      for (std::int32_t e = graph_->first_edge(node); e < graph_->first_edge(node + 1); ++e) {
+        const ExecutionGraph::Edge edge = graph_->edge(e);
+        if (edge.distance != 0) continue;
+        Nanos& t = tail_[static_cast<std::size_t>(edge.from)];
+        t = std::max(t, edge.delay + after);
+      }
+    };
+    if (trace_.order.empty()) {
+      for (std::int32_t node = graph_->nodes(); node-- > 0;) relax(node);
+    } else {
+      for (std::size_t i = trace_.order.size(); i-- > 0;) relax(trace_.order[i]);
     }
-    topo_.clear();
-    for (std::size_t a = 0; a < nodes_.size(); ++a) {
-      const Node& n = nodes_[a];
-      pending_[a] = (n.deps[0] != kNone) + (n.deps[1] != kNone) + (position_[a] > 0);
-      start_[a] = 0;
-      if (pending_[a] == 0) topo_.push_back(static_cast<std::int32_t>(a));
+    Nanos length = 0;
+    for (std::size_t k = 0; k < n; ++k) {
+      length = std::max(length, trace_.last_end[k] + tail_[k]);
+      if (compute_[k]) score.total_end += trace_.first_end[k];
     }
-    Score score;
-    for (std::size_t i = 0; i < topo_.size(); ++i) {
-      const auto a = static_cast<std::size_t>(topo_[i]);
-      const Node& n = nodes_[a];
-      const Nanos end = start_[a] + n.duration;
-      score.makespan = std::max(score.makespan, end);
-      score.total_end += end;
-      const auto release = [&](std::int32_t next) {
-        const auto b = static_cast<std::size_t>(next);
-        start_[b] = std::max(start_[b], end);
-        if (--pending_[b] == 0) topo_.push_back(next);
-      };
-      for (const std::int32_t d : n.dependents)
-        if (d != kNone) release(d);
-      const auto& order = orders_[static_cast<std::size_t>(n.worker)];
-      const auto next = static_cast<std::size_t>(position_[a]) + 1;
-      if (next < order.size()) release(order[next]);
+    for (std::size_t k = 0; k < n; ++k) {
+      critical_[k] = compute_[k] && trace_.last_end[k] + tail_[k] == length ? 1 : 0;
+      score.critical += critical_[k];
     }
-    if (topo_.size() != nodes_.size()) return std::nullopt;
-    compute_tails();
-    for (std::size_t a = 0; a < nodes_.size(); ++a)
-      score.critical += critical(static_cast<std::int32_t>(a), score.makespan);
     return score;
-  }
-
-  /// The longest path from each action's end to the end of the schedule, for the orders
-  /// evaluate() last ran on (it leaves their topological order in topo_).
-  void compute_tails() {
-    for (std::size_t i = topo_.size(); i-- > 0;) {
-      const auto a = static_cast<std::size_t>(topo_[i]);
-      const Node& n = nodes_[a];
-      Nanos tail = 0;
-      const auto consider = [&](std::int32_t next) {
-        const auto b = static_cast<std::size_t>(next);
-        tail = std::max(tail, nodes_[b].duration + tail_[b]);
-      };
-      for (const std::int32_t d : n.dependents)
-        if (d != kNone) consider(d);
-      const auto& order = orders_[static_cast<std::size_t>(n.worker)];
-      const auto next = static_cast<std::size_t>(position_[a]) + 1;
-      if (next < order.size()) consider(order[next]);
-      tail_[a] = tail;
-    }
-  }
-
-  bool critical(std::int32_t a, Nanos makespan) const {
-    const auto i = static_cast<std::size_t>(a);
-    return start_[i] + nodes_[i].duration + tail_[i] == makespan;
   }
 
   /// The moves of every critical action: shifts of up to kShiftReach places either way, and
   /// exchanges with an action of the same kind (F, I or W) up to kExchangeReach places away.
-  void neighbourhood(Nanos makespan, std::vector<Move>& moves) const {
+  void neighbourhood(std::vector<Move>& moves) const {
     moves.clear();
     for (std::size_t w = 0; w < orders_.size(); ++w) {
       const auto& order = orders_[w];
       const auto worker = static_cast<std::int32_t>(w);
       const auto size = static_cast<std::int32_t>(order.size());
       for (std::int32_t i = 0; i < size; ++i) {
-        const std::int32_t a = order[static_cast<std::size_t>(i)];
-        if (!critical(a, makespan)) continue;
+        const auto a = static_cast<std::size_t>(order[static_cast<std::size_t>(i)]);
+        if (!critical_[a]) continue;
         for (std::int32_t j = std::max(0, i - kShiftReach);
              j <= std::min(size - 1, i + kShiftReach); ++j) {
           if (j != i) moves.push_back({worker, i, j, false});
         }
         for (std::int32_t j = std::max(0, i - kExchangeReach);
              j <= std::min(size - 1, i + kExchangeReach); ++j) {
-          if (std::abs(j - i) > 1 && order[static_cast<std::size_t>(j)] % 3 == a % 3)
+          if (std::abs(j - i) > 1 &&
+              kind_[static_cast<std::size_t>(order[static_cast<std::size_t>(j)])] == kind_[a])
             moves.push_back({worker, i, j, true});
         }
       }
@@ -335,38 +293,77 @@ class Search {
 
   const OrderSearchInput& in_;
   Layout layout_;
-  std::vector<Node> nodes_;
-  std::vector<std::int32_t> limit_;  ///< memory limit per search worker
+  Schedule schedule_;  // the first start: the graph reads its actions
+  std::optional<ExecutionGraph> graph_;
+  std::vector<char> compute_;         // per node: an F, I or W
+  std::vector<std::int32_t> kind_;    // per node: 0 F, 1 I, 2 W, -1 other
+  std::vector<std::int32_t> memory_;  // per node: held_delta
+  std::vector<std::int32_t> node_of_;
+  std::vector<std::int32_t> limit_;  // memory limit per worker
   std::vector<std::vector<std::int32_t>> orders_;
-  std::vector<std::int32_t> position_, pending_, topo_;
-  std::vector<Nanos> start_, tail_;
+  std::vector<char> critical_;
+  std::vector<Nanos> tail_;
+  SteadyStateTrace trace_;
 };
+
+/// The micro-batches each worker that runs any runs per iteration at its stage: its own, less
+/// those routed away, plus those routed to it.
+std::vector<std::pair<WorkerId, std::int64_t>> work_per_worker(const Schedule& skeleton) {
+  const Layout& layout = skeleton.layout;
+  const auto pp = static_cast<std::size_t>(layout.pp);
+  std::vector<std::int64_t> count(static_cast<std::size_t>(layout.workers()), 0);
+  const RouteTable routes(skeleton);
+  for (std::int32_t o = 0; o < layout.dp; ++o) {
+    for (std::int32_t s = 0; s < layout.pp; ++s) {
+      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
+        ++count[static_cast<std::size_t>(routes.dp_of(o, s, mb)) * pp +
+                static_cast<std::size_t>(s)];
+      }
+    }
+  }
+  std::vector<std::pair<WorkerId, std::int64_t>> out;
+  for (std::size_t w = 0; w < count.size(); ++w) {
+    if (count[w] == 0) continue;
+    out.push_back(
+        {WorkerId{static_cast<std::int32_t>(w / pp), static_cast<std::int32_t>(w % pp)}, count[w]});
+  }
+  return out;
+}
 
 }  // namespace
 
 OrderSearchResult search_orders(const OrderSearchInput& input,
                                 const std::vector<std::vector<WorkerSchedule>>& starts) {
-  RECYCLE_ASSERT(input.skeleton != nullptr && input.costs != nullptr,
-                 "order search needs a skeleton and costs");
+  RECYCLE_ASSERT(input.skeleton != nullptr && input.model != nullptr,
+                 "order search needs a skeleton and a cost model");
   RECYCLE_ASSERT(input.skeleton->layout.interleave == 1, "order search needs interleave 1");
   RECYCLE_ASSERT(!starts.empty(), "order search needs a start");
   Search search(input, starts.front());
   OrderSearchResult out;
-  out.lower_bound = makespan_lower_bound(*input.skeleton, *input.costs);
+  out.lower_bound = period_lower_bound(*input.skeleton, input.model->compute, input.memory_limit);
   std::int64_t budget = input.budget;
-  std::optional<Score> best;
-  std::vector<std::vector<std::int32_t>> best_orders;
-  for (const auto& start : starts) {
-    if (best && (best->makespan <= out.lower_bound || budget <= 0)) break;
-    auto [score, orders] = search.run(start, out.lower_bound, budget);
+  // Every start scored, then searched from best to worst (the first start first on ties).
+  std::vector<std::pair<Score, std::size_t>> ranked;
+  for (std::size_t k = 0; k < starts.size(); ++k) {
+    if (const auto score = search.score(starts[k], budget)) ranked.emplace_back(*score, k);
+  }
+  RECYCLE_ASSERT(!ranked.empty(), "order search: every start deadlocks");
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  Score best = ranked.front().first;
+  std::vector<std::vector<std::int32_t>> best_orders =
+      search.orders_of(starts[ranked.front().second]);
+  for (const auto& [score, k] : ranked) {
+    if (best.period <= out.lower_bound || budget <= 0) break;
+    auto [found, orders] = search.run(starts[k], out.lower_bound, budget);
     ++out.starts_searched;
-    if (!best || score < *best) {
-      best = score;
+    if (found < best) {
+      best = found;
       best_orders = std::move(orders);
     }
   }
-  out.makespan = best->makespan;
-  out.workers = search.to_workers(starts.front(), best_orders);
+  out.workers = search.to_workers(best_orders);
+  out.score = *search.steady(out.workers);
   out.work = input.budget - budget;
   return out;
 }
@@ -384,21 +381,8 @@ Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
   const Nanos last_w = c[0].backward_weight;
   // The chain of one micro-batch: every F, every I, then stage 0's W.
   Nanos bound = all_f + after_i[0] + last_w;
-  // Per worker: the micro-batches it runs (its own, less those routed away, plus re-routed).
-  std::vector<std::int64_t> count(static_cast<std::size_t>(layout.workers()), 0);
-  const RouteTable routes(skeleton);
-  for (std::int32_t o = 0; o < layout.dp; ++o) {
-    for (std::int32_t s = 0; s < layout.pp; ++s) {
-      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-        ++count[static_cast<std::size_t>(routes.dp_of(o, s, mb)) * pp +
-                static_cast<std::size_t>(s)];
-      }
-    }
-  }
-  for (std::size_t w = 0; w < count.size(); ++w) {
-    const std::int64_t n = count[w];
-    if (n == 0) continue;
-    const std::size_t s = w % pp;
+  for (const auto& [w, n] : work_per_worker(skeleton)) {
+    const std::size_t s = static_cast<std::size_t>(w.stage);
     const Nanos release_f = before_f[s];
     const Nanos release_i = all_f + after_i[s + 1];
     const Nanos after_i_here = after_i[0] - after_i[s];  // the Is of the stages before s
@@ -413,6 +397,33 @@ Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
                   release_f + n * c[s].forward + (all_f - before_f[s + 1]) + after_i[0] + last_w,
                   // its last I, then the way down to stage 0 and its W
                   release_i + n * c[s].backward_input + after_i_here + last_w});
+  }
+  return bound;
+}
+
+Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
+                         const std::vector<std::int32_t>& memory_limit) {
+  if (!skeleton.staggered_optimizer) return makespan_lower_bound(skeleton, costs);
+  const auto pp = static_cast<std::size_t>(skeleton.layout.pp);
+  // chain[s]: from a worker's first F at stage s to its first I: every F from s to the last
+  // stage, then every I back to s + 1.
+  std::vector<Nanos> forwards(pp + 1, 0), inputs(pp + 1, 0);  // sums from stage s on
+  for (std::size_t s = pp; s-- > 0;) {
+    forwards[s] = forwards[s + 1] + costs.virtual_stages.at(s).forward;
+    inputs[s] = inputs[s + 1] + costs.virtual_stages.at(s).backward_input;
+  }
+  std::vector<Nanos> chain(pp);
+  for (std::size_t s = 0; s < pp; ++s) chain[s] = forwards[s] + inputs[s + 1];
+  Nanos bound = 0;
+  for (const auto& [w, n] : work_per_worker(skeleton)) {
+    const auto s = static_cast<std::size_t>(w.stage);
+    const StageCost& c = costs.virtual_stages.at(s);
+    const Nanos opt = s < costs.optimizer.size() ? costs.optimizer[s] : 0;
+    // Before its first I the worker can run only Fs, at most as many as it may hold.
+    const std::int64_t early =
+        std::min<std::int64_t>(n, memory_limit.empty() ? n : memory_limit.at(s));
+    const Nanos idle = std::max<Nanos>(0, chain[s] - early * c.forward);
+    bound = std::max(bound, n * (c.forward + c.backward_input + c.backward_weight) + idle + opt);
   }
   return bound;
 }

@@ -1,52 +1,65 @@
-// Local search over the workers' action orders, to shorten a list schedule: a tabu search on the
-// critical path (the classic job-shop method: Nowicki & Smutnicki, "A fast taboo search algorithm
-// for the job shop problem", Management Science 1996), with the pipeline's own constraints.
+// Local search over the workers' action orders, to shorten the steady-state iteration of a list
+// schedule: a tabu search on the critical path (the classic job-shop method: Nowicki & Smutnicki,
+// "A fast taboo search algorithm for the job shop problem", Management Science 1996), with the
+// pipeline's own constraints.
 //
-// A schedule is one order per worker. Its makespan is the longest path through the dependencies
-// (F before the next stage's F, I after its F and the next stage's I, W after its I) and the
-// worker orders, with every action taking its cost (compute_timeline's ASAP semantics, free
-// communication). A move takes an action on a longest path and moves it a few places on its
-// worker; the search keeps a move only if the orders stay acyclic and every worker's activations
-// stay within its memory limit, and goes to the best neighbour not forbidden by the tabu list,
-// comparing (makespan, number of critical actions, sum of end times). It stops at the lower bound
-// or when the budget of evaluated neighbours is spent: the result depends only on the input, never
-// on the clock.
+// A schedule is one order per worker. It is timed by the execution graph of
+// planner/execution_graph.hpp (the direct network: a remote input arrives after its transfer
+// time), which the search reorders in place, so the dependencies, the all-reduce and the
+// optimizer's barrier or stagger are the rules every other consumer uses. Schedules compare by
+// (steady-state period, first-iteration makespan, number of actions on a longest path of the last
+// iteration walked, sum of the first iteration's end times). A move takes an action on such a
+// path and moves it a few places on its worker; the search keeps a move only if the orders stay
+// acyclic and every worker's activations stay within its memory limit, and goes to the best
+// neighbour not forbidden by the tabu list. It stops at a lower bound on the period or when the
+// budget of work is spent: the result depends only on the input, never on the clock.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "core/units.hpp"
-#include "planner/costs.hpp"
+#include "planner/cost_model.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
 struct OrderSearchInput {
-  const Schedule* skeleton = nullptr;  ///< layout (interleave 1), failed workers and routes
-  const Costs* costs = nullptr;
+  /// Layout (interleave 1), failed workers, routes and the optimizer mode (the objective).
+  const Schedule* skeleton = nullptr;
+  const CostModel* model = nullptr;        ///< compute costs; its network charges remote inputs
   std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
-  /// Work allowed, in action visits: each neighbour evaluated costs the number of actions.
+  /// Work allowed, in node visits: each evaluation costs the graph's nodes per iteration walked.
   std::int64_t budget = 0;
 };
 
 struct OrderSearchResult {
   std::vector<WorkerSchedule> workers;  ///< the best orders found
-  Nanos makespan = 0;
-  Nanos lower_bound = 0;  ///< no order of these routes is shorter (makespan_lower_bound)
-  std::int64_t work = 0;  ///< action visits spent
+  SteadyState score;                    ///< their steady state on the direct network
+  Nanos lower_bound = 0;                ///< no order of these routes has a shorter period
+  std::int64_t work = 0;                ///< node visits spent
   std::int64_t starts_searched = 0;
 };
 
 /// Searches from each start in turn (each a complete schedule of compute actions F, I and W,
 /// every live worker listed in the same order, as list_schedule returns them), moving on when a
 /// start stops improving, until the lower bound is reached or the budget is spent. Never returns a
-/// longer schedule than the first start.
+/// worse schedule than the first start.
 [[nodiscard]] OrderSearchResult search_orders(
     const OrderSearchInput& input, const std::vector<std::vector<WorkerSchedule>>& starts);
 
 /// A lower bound on the makespan of any order with these routes and costs: the longest dependency
 /// chain of one micro-batch, and for each worker the earliest its work can start plus all of it.
 [[nodiscard]] Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs);
+
+/// A lower bound on the steady-state period of any order with these routes, costs and memory
+/// limits (per stage; empty: none) under the skeleton's optimizer mode. With the barrier, the
+/// makespan's bound. Staggered, every worker runs one iteration's work within each period, and
+/// before its first I it can run only Fs, at most as many as it may hold, while that I waits for
+/// the chain of Fs down to the last stage and Is back: work + max(0, chain - held Fs), the
+/// largest over the workers.
+[[nodiscard]] Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
+                                       const std::vector<std::int32_t>& memory_limit = {});
 
 }  // namespace recycle::planner

@@ -6,11 +6,14 @@
 // worker's OPT, its last transfer); the walk is max-plus linear in them, so once they all move by
 // the same amount d from one iteration to the next (or from c iterations back), every later
 // iteration repeats the last one shifted by d, and d / c is the period, exactly. Pipeline
-// schedules settle after one to three iterations (barrier: after one); the walk stops at
+// schedules settle after one to three iterations (a barrier schedule whose optimizer steps take
+// one time: after the first, which hands on a state all at one time); the walk stops at
 // `max_iterations` otherwise and says so.
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <vector>
 
 #include "core/units.hpp"
 #include "planner/cost_model.hpp"
@@ -29,17 +32,33 @@ struct SteadyState {
 
 inline constexpr std::int32_t kMaxSteadyStateIterations = 64;
 
-/// Needs a topological order (a schedule that does not deadlock).
-[[nodiscard]] SteadyState steady_state(const ExecutionGraph& graph,
-                                       std::int32_t max_iterations = kMaxSteadyStateIterations);
-
-struct RunOptions {
-  bool eager_sends = false;  ///< GraphOptions::eager_sends
+/// What a walk leaves behind for searches: node times of the first and of the last iteration.
+struct SteadyStateTrace {
+  std::vector<Nanos> first_end;          ///< per node, in the first iteration
+  std::vector<Nanos> last_end;           ///< per node, in the last iteration walked
+  std::vector<Nanos> last_start;         ///< per node, in the last iteration walked
+  std::vector<std::int32_t> last_cause;  ///< per node: the edge that set its start, or -1
+  /// The order the walk took when the numbering is not a topological order (else empty).
+  std::vector<std::int32_t> order;
 };
 
-/// The steady state of `schedule` exactly as `recycle simulate` runs it: lowered with the model's
-/// costs when compute-only, on the runtime network, with the schedule's optimizer mode. nullopt
-/// when it deadlocks.
+/// nullopt when the same-iteration edges form a cycle (the schedule deadlocks). Walks the graph in
+/// its numbering when that is a topological order, else in one computed on the spot (after
+/// ExecutionGraph::reorder()). `trace`, when given, receives the node times.
+[[nodiscard]] std::optional<SteadyState> steady_state(
+    const ExecutionGraph& graph, std::int32_t max_iterations = kMaxSteadyStateIterations,
+    SteadyStateTrace* trace = nullptr);
+
+/// How a schedule runs: on the runtime network (the default), with eager sends, or on the direct
+/// network (planner/execution_graph.hpp).
+struct RunOptions {
+  Network network = Network::kRuntime;
+  bool eager_sends = false;  ///< runtime network: GraphOptions::eager_sends
+};
+
+/// The steady state of `schedule` exactly as `recycle simulate` runs it with `options`: lowered
+/// with the model's costs when compute-only, with the schedule's optimizer mode. nullopt when it
+/// deadlocks.
 [[nodiscard]] std::optional<SteadyState> steady_state(const Schedule& schedule,
                                                       const CostModel& model,
                                                       const RunOptions& options = {});

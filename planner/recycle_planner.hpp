@@ -5,15 +5,13 @@
 //     peers (d', s); the upstream (d, s-1) sends them there and the peer sends on to (d, s+1).
 //     Balanced by load: a peer that already carries re-routed work, or whose neighbouring stages
 //     in its pipeline do, takes less.
-//  2. Order: list scheduling (planner/list_scheduler.hpp) with the backward split into I and W:
-//     I stays on the critical path, the Ws of re-routed micro-batches are deferred into idle time,
-//     within the memory limit.
-//  3. Search (small layouts): a tabu search over the orders (planner/order_search.hpp) from the
-//     best list schedule and from list schedules with random micro-batch ranks, best first, within
-//     a fixed budget of work, so the plan does not depend on the machine.
-//  4. Staggered optimizer: a property of the run, not of the lists (sim/ models it): each stage
-//     steps its optimizer when its own Ws are done, so deferred Ws fill the gap before the stage's
-//     next forward.
+//  2. Order: the candidates and search of planner/candidates.hpp, with the backward split into I
+//     and W: I stays on the critical path, the Ws of re-routed micro-batches are deferred into
+//     idle time, within the memory limit.
+//  3. Staggered optimizer: each stage steps its optimizer when its own Ws are reduced, so the next
+//     iteration's forwards fill the gap its deferred Ws leave. The plan's objective is the
+//     steady-state period under the optimizer mode it is made for (planner/period.hpp), so the
+//     orders are chosen for what staggering buys.
 // Plans are made on the canonical form of the failure set (planner/failures.hpp) and relabelled.
 #pragma once
 
@@ -22,25 +20,23 @@
 #include <string>
 #include <vector>
 
-#include "planner/costs.hpp"
+#include "planner/candidates.hpp"
+#include "planner/cost_model.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
-/// The order search's default work: about 0.3 s on one core at most, less when it reaches the
-/// lower bound first.
-inline constexpr std::int64_t kDefaultSearchWork = 40'000'000;
-/// Layouts with more actions per iteration (3 x dp x pp x microbatches) keep the list schedule:
-/// the search would get too few moves to matter.
-inline constexpr std::int64_t kSearchActions = 20'000;
-
 struct RecycleOptions {
   Layout layout;
-  std::vector<WorkerId> failed;              ///< sorted, unique, in range
-  Costs costs;                               ///< per virtual stage; empty: F = I = W = 1
+  std::vector<WorkerId> failed;  ///< sorted, unique, in range
+  /// Compute costs per virtual stage (empty: F = I = W = 1) and the network (CostModel: free
+  /// unless made from a profile), which the objective charges transfers on.
+  CostModel model;
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp (1F1B's peak)
+  bool staggered_optimizer = true;           ///< the optimizer mode the plan runs (and is made) for
   bool defer_rerouted_w = true;              ///< decoupled backprop for re-routed micro-batches
-  /// Work for the order search (step 3 above), in action visits; 0: the list schedule as it is.
+  /// Work for the order search (planner/candidates.hpp), in node visits; 0: the best candidate.
   std::int64_t search_work = kDefaultSearchWork;
 };
 
@@ -49,6 +45,7 @@ struct RecyclePlan {
   std::string reason;            ///< why not, when infeasible
   std::int32_t dead_stage = -1;  ///< the stage with no live replica, if that is why
   Schedule schedule;             ///< compute-only; generator "recycle"
+  SteadyState estimate;          ///< the objective: on the direct network of planner/period.hpp
 };
 
 /// Routes every micro-batch of every failed worker to a live peer of its stage (see 1. above).

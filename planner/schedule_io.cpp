@@ -1,5 +1,7 @@
 #include "planner/schedule_io.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -250,7 +252,7 @@ std::vector<std::vector<std::string>> compute_only_rows(
 
 }  // namespace
 
-std::string to_json(const Schedule& schedule) {
+std::string to_json(const Schedule& schedule, const SteadyState* steady) {
   const Layout& layout = schedule.layout;
   std::string out;
   std::size_t tokens = 0;
@@ -265,6 +267,11 @@ std::string to_json(const Schedule& schedule) {
          R"(, "interleave": )" + std::to_string(layout.interleave) + "},\n";
   out += R"(  "optimizer": ")" +
          std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
+  if (steady != nullptr) {
+    out += fmt::format("  \"makespan_s\": {},\n  \"period_s\": {},\n",
+                       nlohmann::json(to_seconds(steady->makespan)).dump(),
+                       nlohmann::json(to_seconds(steady->period)).dump());
+  }
   out += R"(  "failed": )";
   append_array(out, schedule.failed, append_worker_id);
   out += ",\n";

@@ -12,13 +12,16 @@
 #include <string>
 
 #include "core/json.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
 enum class CsvFormat { kComputeOnly, kComputeComms };
 
-[[nodiscard]] std::string to_json(const Schedule& schedule);
+/// With `steady`, the file also says what the schedule was predicted to take ("makespan_s",
+/// "period_s"); readers ignore those keys.
+[[nodiscard]] std::string to_json(const Schedule& schedule, const SteadyState* steady = nullptr);
 [[nodiscard]] Schedule schedule_from_json(const std::string& text, const std::string& source);
 /// A schedule object inside a larger JSON document (a plan table); errors name its path.
 [[nodiscard]] Schedule schedule_from_json(const JsonView& view);

@@ -187,6 +187,21 @@ struct DataInputs {
   return producer == Producer::kForward ? ActionType::kRecvF : ActionType::kRecvB;
 }
 
+/// A split-backward compute action's place among F, I and W (0, 1, 2): how the planners number the
+/// three actions of a chunk; -1 for every other action (a fused B included).
+[[nodiscard]] constexpr std::int32_t split_index(ActionType type) noexcept {
+  switch (type) {
+    case ActionType::kForward:
+      return 0;
+    case ActionType::kBackwardInput:
+      return 1;
+    case ActionType::kBackwardWeight:
+      return 2;
+    default:
+      return -1;
+  }
+}
+
 /// Activations held by a worker change by this much when the action runs: +1 chunk at F, -1 at W
 /// or B (the chunk's last use of them).
 [[nodiscard]] constexpr std::int32_t held_delta(ActionType type) noexcept {

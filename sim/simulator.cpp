@@ -196,7 +196,7 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   }
   run.options = std::move(options);
   planner::GraphOptions graph_options;
-  graph_options.network = planner::Network::kRuntime;
+  graph_options.network = run.options.network;
   graph_options.staggered_optimizer = run.options.staggered_optimizer;
   graph_options.eager_sends = run.options.eager_sends;
   const ExecutionGraph graph(run.schedule, run.model, graph_options, run.options.source);

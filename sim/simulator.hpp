@@ -14,11 +14,13 @@
 //  - Metrics, reports (sim/metrics.hpp, sim/report.hpp, sim/chrome_trace.hpp, sim/svg_gantt.hpp):
 //    iteration time, throughput, bubbles, memory; table, JSON, Chrome trace, SVG.
 //
-// The network is the runtime's (the runtime network of planner/execution_graph.hpp): one
-// communication stream per worker running its SENDs and RECVs in list order, rendezvous transfers
-// (or eager sends), latency + bytes / bandwidth on the link the placement gives; on a free network
-// (CostModel::compute_only, `--costs`) every transfer takes no time, but the order still holds,
-// so a schedule that would hang the runtime deadlocks here too. REDUCE_GRAD joins the stage's ring
+// The network is the runtime's by default (the runtime network of planner/execution_graph.hpp):
+// one communication stream per worker running its SENDs and RECVs in list order, rendezvous
+// transfers (or eager sends), latency + bytes / bandwidth on the link the placement gives; on a
+// free network (CostModel::compute_only, `--costs`) every transfer takes no time, but the order
+// still holds, so a schedule that would hang the runtime deadlocks here too. The direct network
+// (Zero Bubble's model of communication) charges only each transfer's time between producer and
+// consumer. REDUCE_GRAD joins the stage's ring
 // all-reduce; OPT waits for a global barrier unless the optimizer is staggered; the next iteration
 // starts on each worker after its own OPT.
 #pragma once
@@ -27,6 +29,7 @@
 #include <string>
 
 #include "planner/cost_model.hpp"
+#include "planner/execution_graph.hpp"
 #include "planner/schedule.hpp"
 #include "sim/timeline.hpp"
 
@@ -37,8 +40,10 @@ using planner::CostModel;
 struct SimOptions {
   std::int32_t iterations = 4;       ///< consecutive iterations to run (>= 1)
   bool staggered_optimizer = false;  ///< false: every OPT waits for a global barrier
-  /// A transfer starts when its SEND is posted, without waiting for the RECV (NCCL's buffered
-  /// sends of messages that fit its connection buffer); default: rendezvous.
+  /// The runtime network (default) or the direct one (planner/execution_graph.hpp).
+  planner::Network network = planner::Network::kRuntime;
+  /// Runtime network: a transfer starts when its SEND is posted, without waiting for the RECV
+  /// (NCCL's buffered sends of messages that fit its connection buffer); default: rendezvous.
   bool eager_sends = false;
   std::string source = "schedule";  ///< names the schedule in error messages (a file, a flag)
 };

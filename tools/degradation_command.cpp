@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ namespace {
 struct DegradationOptions {
   LayoutOptions layout;
   std::int32_t stage = -1;  ///< the stage for the one-stage pattern; default pp / 2
+  std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
   bool json = false;
   std::string output = "-";
 };
@@ -44,7 +46,8 @@ std::vector<planner::WorkerId> pattern(const std::string& kind, std::int32_t k, 
 struct Row {
   std::string pattern;
   std::int32_t failures = 0;
-  Nanos recycle = 0;
+  Nanos recycle = 0;          ///< planned for and run with the staggered optimizer
+  Nanos recycle_barrier = 0;  ///< planned for and run with the optimizer barrier
   Nanos naive = 0;
   Nanos bound = 0;        ///< total work / live workers
   Nanos stage_bound = 0;  ///< max over stages of the stage's work / its live workers
@@ -56,17 +59,12 @@ int run_degradation(const DegradationOptions& o) {
   const std::int32_t stage = o.stage < 0 ? layout.pp / 2 : o.stage;
   if (stage >= layout.pp)
     throw InputError("--stage", "expected a stage below --pp (" + std::to_string(layout.pp) + ")");
-  const planner::Costs costs = o.layout.costs_for(layout);
-  const auto profile = o.layout.load_profile();
-  const auto model = [&] {
-    return profile ? planner::CostModel::from_profile(*profile, layout, o.layout.profile)
-                   : planner::CostModel::compute_only(costs);
-  };
+  const planner::CostModel model = o.layout.model_for(layout);
+  const planner::Costs& costs = model.compute;
   const auto iteration = [&](planner::Schedule schedule) {
     sim::SimOptions options;
     options.staggered_optimizer = schedule.staggered_optimizer;
-    return sim::compute_metrics(sim::simulate(std::move(schedule), model(), options))
-        .iteration_time;
+    return sim::compute_metrics(sim::simulate(std::move(schedule), model, options)).iteration_time;
   };
   // Every micro-batch of every pipeline is computed once per iteration, whatever fails.
   std::vector<Nanos> stage_work(static_cast<std::size_t>(layout.pp), 0);
@@ -85,9 +83,11 @@ int run_degradation(const DegradationOptions& o) {
       planner::RecycleOptions options;
       options.layout = layout;
       options.failed = pattern(kind, k, stage, layout);
-      options.costs = costs;
-      planner::RecyclePlan plan = planner::plan_recycle(options);
-      plan.schedule.staggered_optimizer = true;
+      options.model = model;
+      options.memory_limit = o.memory_limit;
+      const planner::RecyclePlan plan = planner::plan_recycle(options);
+      options.staggered_optimizer = false;
+      const planner::RecyclePlan barrier = planner::plan_recycle(options);
       const planner::RecyclePlan naive = planner::plan_naive_reroute(layout, options.failed);
       const auto live = static_cast<Nanos>(layout.workers()) - k;
       Nanos stage_bound = 0;
@@ -98,8 +98,8 @@ int run_degradation(const DegradationOptions& o) {
         stage_bound =
             std::max(stage_bound, (stage_work[static_cast<std::size_t>(s)] + alive - 1) / alive);
       }
-      rows.push_back({kind, k, iteration(plan.schedule), iteration(naive.schedule),
-                      (work + live - 1) / live, stage_bound});
+      rows.push_back({kind, k, iteration(plan.schedule), iteration(barrier.schedule),
+                      iteration(naive.schedule), (work + live - 1) / live, stage_bound});
     }
   }
   const Nanos fault_free = rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
@@ -108,12 +108,14 @@ int run_degradation(const DegradationOptions& o) {
   if (o.json) {
     nlohmann::ordered_json j;
     j["layout"] = {{"dp", layout.dp}, {"pp", layout.pp}, {"microbatches", layout.microbatches}};
+    j["memory_limit"] = o.memory_limit.value_or(layout.pp);
     j["fault_free_1f1b_s"] = to_seconds(fault_free);
     j["rows"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
       j["rows"].push_back({{"pattern", r.pattern},
                            {"failures", r.failures},
                            {"recycle_s", to_seconds(r.recycle)},
+                           {"recycle_barrier_s", to_seconds(r.recycle_barrier)},
                            {"naive_s", to_seconds(r.naive)},
                            {"bound_s", to_seconds(r.bound)},
                            {"stage_bound_s", to_seconds(r.stage_bound)},
@@ -124,15 +126,18 @@ int run_degradation(const DegradationOptions& o) {
   } else {
     out = fmt::format(
         "dp {} x pp {}, {} micro-batches; fault-free 1F1B iteration {:g} s; one-stage failures on "
-        "stage {}\n",
-        layout.dp, layout.pp, layout.microbatches, to_seconds(fault_free), stage);
-    out += fmt::format("{:<10} {:>8} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "pattern", "failures",
-                       "recycle (s)", "naive (s)", "bound (s)", "stage bound", "recycle/1F1B");
+        "stage {}; ReCycle memory limit {} micro-batches\n",
+        layout.dp, layout.pp, layout.microbatches, to_seconds(fault_free), stage,
+        o.memory_limit.value_or(layout.pp));
+    out += fmt::format("{:<10} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "pattern",
+                       "failures", "recycle (s)", "no stagger", "naive (s)", "bound (s)",
+                       "stage bound", "recycle/1F1B");
     for (const Row& r : rows) {
-      out += fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>14.3f}\n",
-                         r.pattern, r.failures, to_seconds(r.recycle), to_seconds(r.naive),
-                         to_seconds(r.bound), to_seconds(r.stage_bound),
-                         static_cast<double>(r.recycle) / static_cast<double>(fault_free));
+      out +=
+          fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>14.3f}\n",
+                      r.pattern, r.failures, to_seconds(r.recycle), to_seconds(r.recycle_barrier),
+                      to_seconds(r.naive), to_seconds(r.bound), to_seconds(r.stage_bound),
+                      static_cast<double>(r.recycle) / static_cast<double>(fault_free));
     }
   }
   write_text_file(o.output, out);
@@ -149,10 +154,14 @@ Command add_degradation_command(CLI::App& app) {
   o->layout.add_to(*sub);
   sub->add_option("--stage", o->stage, "Stage of the one-stage failure pattern (default pp / 2)")
       ->check(CLI::Range(0, planner::kMaxPp - 1));
+  sub->add_option("--memory-limit", o->memory_limit,
+                  "Most micro-batches of activations a ReCycle worker may hold (default pp)")
+      ->check(CLI::Range(1, planner::kMaxMicrobatches));
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
   sub->footer(examples({
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1",
+      "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --memory-limit 16",
       "recycle degradation --pp 4 --dp 4 --microbatches 8 --profile profile.json --json",
   }));
   return {sub, [o] { return run_degradation(*o); }};

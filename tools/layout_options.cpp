@@ -25,6 +25,21 @@ void LayoutOptions::add_to(CLI::App& app) {
   c->excludes(p);
 }
 
+void LayoutOptions::add_network_to(CLI::App& app) {
+  app.add_option("--network", network,
+                 "How transfers run: runtime (each worker's SEND/RECV in list order on one "
+                 "stream, rendezvous; default), eager (sends do not wait for the receive), "
+                 "direct (only each transfer's time: Zero Bubble's model)")
+      ->check(CLI::IsMember({"runtime", "eager", "direct"}));
+}
+
+planner::RunOptions LayoutOptions::run_options() const {
+  planner::RunOptions options;
+  options.network = network == "direct" ? planner::Network::kDirect : planner::Network::kRuntime;
+  options.eager_sends = network == "eager";
+  return options;
+}
+
 planner::Layout LayoutOptions::layout() const {
   if (pp == 0) throw InputError("--pp", "required");
   if (microbatches == 0) throw InputError("--microbatches", "required");
@@ -55,6 +70,11 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
     cost = {values[0], values[1], values[2]};
   }
   return planner::Costs::uniform(layout.virtual_stages(), cost);
+}
+
+planner::CostModel LayoutOptions::model_for(const planner::Layout& layout) const {
+  if (const auto p = load_profile()) return planner::CostModel::from_profile(*p, layout, profile);
+  return planner::CostModel::compute_only(costs_for(layout));
 }
 
 std::string fmt_microbatches(std::int32_t chunks, std::int32_t interleave) {

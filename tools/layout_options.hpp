@@ -7,7 +7,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include "planner/cost_model.hpp"
 #include "planner/costs.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule.hpp"
 #include "profiles/profile.hpp"
 
@@ -18,11 +20,16 @@ struct LayoutOptions {
   std::int32_t microbatches = 0;
   std::int32_t dp = 1;
   std::int32_t interleave = 1;
-  std::string costs;    ///< "F,I,W" in seconds
-  std::string profile;  ///< path of a profile JSON
+  std::string costs;                ///< "F,I,W" in seconds
+  std::string profile;              ///< path of a profile JSON
+  std::string network = "runtime";  ///< runtime, eager or direct
 
   /// Adds the flags to `app`; --costs and --profile exclude each other.
   void add_to(CLI::App& app);
+  /// Adds --network.
+  void add_network_to(CLI::App& app);
+  /// How schedules run, from --network.
+  [[nodiscard]] planner::RunOptions run_options() const;
 
   /// The layout; throws InputError naming a missing flag.
   [[nodiscard]] planner::Layout layout() const;
@@ -30,6 +37,9 @@ struct LayoutOptions {
   [[nodiscard]] planner::Costs costs_for(const planner::Layout& layout) const;
   /// The profile named by --profile, if any.
   [[nodiscard]] std::optional<profiles::Profile> load_profile() const;
+  /// What the planners and the simulator charge: the profile's costs, bytes and network, or the
+  /// --costs times on a free network.
+  [[nodiscard]] planner::CostModel model_for(const planner::Layout& layout) const;
 };
 
 /// "2.5" for 5 chunks of interleave 2: activations held, in micro-batches.

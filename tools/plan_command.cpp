@@ -2,11 +2,13 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "planner/lower.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/text_timeline.hpp"
 #include "planner/timing.hpp"
@@ -53,27 +55,35 @@ int run_check(const PlanOptions& o) {
 int run_generate(const PlanOptions& o) {
   if (o.request.name.empty()) throw InputError("--schedule", "required (or give --check FILE)");
   const planner::Layout layout = o.layout.layout();
-  const planner::Costs costs = o.layout.costs_for(layout);
+  const planner::CostModel model = o.layout.model_for(layout);
   std::string why;
-  const auto made = o.request.make(layout, costs, why);
+  const auto made = o.request.make(layout, model, why);
   if (!made) {
     std::printf("infeasible: %s\n", why.c_str());
     return kExitFailed;
   }
   const planner::Schedule& compute = *made;
-  const planner::Schedule lowered = planner::lower(compute);
+  const planner::Schedule lowered = planner::lower(compute, model.compute);
+  // What `recycle simulate` will report for it: the lowered schedule on the model's network.
+  const auto steady = planner::steady_state(lowered, model, o.layout.run_options());
+  RECYCLE_ASSERT(steady.has_value(), "a generated schedule deadlocked");
 
   std::string text;
   if (o.format == "json") {
-    text = planner::to_json(o.comms ? lowered : compute);
+    text = planner::to_json(o.comms ? lowered : compute, &*steady);
   } else if (o.format == "csv") {
     text = planner::to_pytorch_csv(compute, planner::CsvFormat::kComputeOnly);
   } else if (o.format == "csv-comms") {
     text = planner::to_pytorch_csv(lowered, planner::CsvFormat::kComputeComms);
   } else {
-    const auto timeline = planner::compute_timeline(compute, costs);
+    const auto timeline = planner::compute_timeline(compute, model.compute);
     RECYCLE_ASSERT(timeline.has_value(), "a generated schedule deadlocked");
     text = planner::render_text_timeline(compute, *timeline);
+    text +=
+        fmt::format("steady state ({} optimizer, {}): iteration {:g} s, first iteration {:g} s\n",
+                    compute.staggered_optimizer ? "staggered" : "barrier",
+                    model.cluster.free() ? "free network" : o.layout.network + " network",
+                    to_seconds(steady->period), to_seconds(steady->makespan));
   }
   write_text_file(o.output, text);
   if (o.output != "-") spdlog::info("wrote {} ({} schedule)", o.output, o.request.name);
@@ -87,6 +97,7 @@ Command add_plan_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand("plan", "Write a pipeline schedule, or check a schedule file");
   o->request.add_to(*sub);
   o->layout.add_to(*sub);
+  o->layout.add_network_to(*sub);
   sub->add_flag("--comms", o->comms, "JSON: include SEND/RECV, REDUCE_GRAD and OPT actions");
   sub->add_option("--format", o->format,
                   "Output: text (a timeline), json, csv (PyTorch compute_only), csv-comms")

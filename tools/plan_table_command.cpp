@@ -19,6 +19,7 @@ struct PlanTableOptions {
   LayoutOptions layout;
   std::int32_t max_failures = 1;
   std::optional<std::int32_t> memory_limit;
+  bool no_stagger = false;
   std::string output;
 };
 
@@ -28,8 +29,9 @@ int run_plan_table(const PlanTableOptions& o) {
   base.layout = o.layout.layout();
   if (base.layout.interleave != 1)
     throw InputError("--interleave", "plan tables need --interleave 1");
-  base.costs = o.layout.costs_for(base.layout);
+  base.model = o.layout.model_for(base.layout);
   base.memory_limit = o.memory_limit;
+  base.staggered_optimizer = !o.no_stagger;
   const planner::PlanTable table = planner::build_plan_table(base, o.max_failures, kMaxPlans);
   write_text_file(o.output, planner::to_json(table));
   spdlog::info(
@@ -52,6 +54,8 @@ Command add_plan_table_command(CLI::App& app) {
   sub->add_option("--memory-limit", o->memory_limit,
                   "Most micro-batches of activations a worker may hold at once")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  sub->add_flag("--no-stagger", o->no_stagger,
+                "Plan for the global optimizer barrier instead of the staggered optimizer");
   sub->add_option("-o,--output", o->output, "The plan table file to write (JSON)");
   sub->footer(examples({
       "recycle plan-table --pp 4 --dp 4 --microbatches 8 --max-failures 2 -o table.json",

@@ -63,6 +63,13 @@ planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
                      plan_table + " holds no plan for these " + std::to_string(failed.size()) +
                          " failures (it covers up to " + std::to_string(table.max_failures) + ")");
   }
+  if (plan->schedule.staggered_optimizer != staggered_optimizer()) {
+    throw InputError(
+        "--plan-table",
+        plan_table + " was planned for the " +
+            (plan->schedule.staggered_optimizer ? "staggered optimizer" : "optimizer barrier") +
+            (staggered_optimizer() ? "; add --no-stagger" : "; drop --no-stagger"));
+  }
   return *plan;
 }
 
@@ -76,6 +83,7 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
   options.costs = costs;
   options.memory_limit = memory_limit;
   options.time_limit = time_limit_s;
+  options.staggered_optimizer = staggered_optimizer();
   for (const auto& c : costs.virtual_stages) {
     if (c.forward <= 0 || c.backward_input <= 0 || c.backward_weight <= 0) {
       throw InputError("--costs", "--exact needs every F, I and W to take some time");
@@ -89,9 +97,11 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
     return plan;
   }
   spdlog::info(
-      "exact: makespan {:g} s ({}), lower bound {:g} s, heuristic {:g} s, {} binaries, {:.1f} s",
+      "exact: makespan {:g} s (MILP {}; lower bound {:g} s), period {:g} s; heuristic makespan "
+      "{:g} s, period {:g} s; {} binaries, {:.1f} s",
       to_seconds(r.makespan), r.optimal ? "optimal" : "time limit reached, best found",
-      to_seconds(r.lower_bound), to_seconds(r.heuristic_makespan), r.binaries, r.solve_seconds);
+      to_seconds(r.lower_bound), to_seconds(r.period), to_seconds(r.heuristic_makespan),
+      to_seconds(r.heuristic_period), r.binaries, r.solve_seconds);
   plan.schedule = r.schedule;
   return plan;
 }
@@ -106,6 +116,9 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   app.add_option("--memory-limit", memory_limit,
                  "Most micro-batches of activations a worker may hold at once")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  app.add_flag("--staggered-optimizer", staggered,
+               "Each stage steps its optimizer when its own gradients are ready (no global "
+               "barrier); generated schedules are planned for it");
   app.add_flag("--no-stagger", no_stagger,
                "recycle: keep the global optimizer barrier instead of staggering");
   app.add_option("--plan-table", plan_table,
@@ -119,13 +132,19 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   return option;
 }
 
+bool ScheduleRequest::staggered_optimizer() const {
+  return name == "recycle" ? !no_stagger : staggered;
+}
+
 std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& layout,
-                                                       const planner::Costs& costs,
+                                                       const planner::CostModel& model,
                                                        std::string& why) const {
   const auto failed = planner::parse_failures(fail, layout);
   const bool recycle = name == "recycle";
   if (no_stagger && !recycle)
-    throw InputError("--no-stagger", "only recycle staggers the optimizer");
+    throw InputError("--no-stagger", "only recycle staggers the optimizer by default");
+  if (no_stagger && staggered)
+    throw InputError("--no-stagger", "give either --no-stagger or --staggered-optimizer");
   if (exact && (!recycle || !plan_table.empty())) {
     throw InputError("--exact",
                      "solves recycle plans; give --schedule recycle and no --plan-table");
@@ -140,8 +159,9 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   if (!recycle && failed.empty()) {
     planner::GeneratorOptions gen;
     gen.layout = layout;
-    gen.costs = costs;
+    gen.model = model;
     gen.memory_limit = memory_limit;
+    gen.staggered_optimizer = staggered_optimizer();
     planner::Schedule schedule = planner::generate_fault_free(name, gen);
     enforce_memory_limit(schedule, memory_limit);
     return schedule;
@@ -152,19 +172,17 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   if (recycle && !plan_table.empty()) {
     plan = look_up(layout, failed, why);
     if (!plan.feasible) return std::nullopt;
-    plan.schedule.staggered_optimizer = !no_stagger;
   } else if (recycle && exact) {
-    plan = solve_exact(layout, failed, costs, why);
+    plan = solve_exact(layout, failed, model.compute, why);
     if (!plan.feasible) return std::nullopt;
-    plan.schedule.staggered_optimizer = !no_stagger;
   } else if (recycle) {
     planner::RecycleOptions options;
     options.layout = layout;
     options.failed = failed;
-    options.costs = costs;
+    options.model = model;
     options.memory_limit = memory_limit;
+    options.staggered_optimizer = staggered_optimizer();
     plan = planner::plan_recycle(options);
-    plan.schedule.staggered_optimizer = !no_stagger;
   } else {
     plan = planner::plan_naive_reroute(layout, failed);
     enforce_memory_limit(plan.schedule, memory_limit);
@@ -173,6 +191,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     why = plan.reason;
     return std::nullopt;
   }
+  plan.schedule.staggered_optimizer = staggered_optimizer();
   return plan.schedule;
 }
 

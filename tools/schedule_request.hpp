@@ -1,6 +1,6 @@
 // The flags that ask for a schedule by name, shared by `recycle plan` and `recycle simulate`:
-// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --no-stagger, --plan-table FILE, --exact
-// [--time-limit S].
+// --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --staggered-optimizer, --no-stagger,
+// --plan-table FILE, --exact [--time-limit S].
 #pragma once
 
 #include <optional>
@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "planner/cost_model.hpp"
 #include "planner/costs.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/schedule.hpp"
@@ -18,20 +19,25 @@ struct ScheduleRequest {
   std::string name;                          ///< gpipe, 1f1b, interleaved, zb-h1, zb-h2, recycle
   std::string fail;                          ///< failed workers "DP:STAGE,..."
   std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
+  bool staggered = false;                    ///< every stage steps its optimizer on its own
   bool no_stagger = false;                   ///< recycle: keep the global optimizer barrier
   std::string plan_table;                    ///< recycle: look the plan up in this file
   bool exact = false;                        ///< recycle: solve the MILP with CBC
   double time_limit_s = 60;                  ///< for --exact
 
-  /// Adds --schedule, --fail, --memory-limit, --no-stagger and --plan-table; returns the --schedule
-  /// option.
+  /// Adds the flags; returns the --schedule option.
   CLI::Option* add_to(CLI::App& app);
 
-  /// The compute-only schedule asked for. nullopt with `why` set when no schedule exists (every
-  /// replica of a stage failed); InputError for bad flags, and when a generated schedule holds
-  /// more activations than --memory-limit.
+  /// The optimizer mode asked for: recycle staggers unless --no-stagger, the others keep the
+  /// barrier unless --staggered-optimizer.
+  [[nodiscard]] bool staggered_optimizer() const;
+
+  /// The compute-only schedule asked for, planned against `model` for the optimizer mode asked
+  /// for. nullopt with `why` set when no schedule exists (every replica of a stage failed);
+  /// InputError for bad flags, and when a generated schedule holds more activations than
+  /// --memory-limit.
   [[nodiscard]] std::optional<planner::Schedule> make(const planner::Layout& layout,
-                                                      const planner::Costs& costs,
+                                                      const planner::CostModel& model,
                                                       std::string& why) const;
 
  private:

@@ -31,7 +31,6 @@ struct SimulateOptions {
   std::string schedule_file;
   std::int32_t iterations = 4;
   std::int64_t microbatch_size = 1;
-  bool staggered = false;
   bool json = false;
   std::string output = "-";
   std::string chrome_trace;
@@ -87,7 +86,7 @@ int run_simulate(const SimulateOptions& o) {
   } else {
     const planner::Layout layout = o.layout.layout();
     std::string why;
-    auto made = o.request.make(layout, o.layout.costs_for(layout), why);
+    auto made = o.request.make(layout, o.layout.model_for(layout), why);
     if (!made) {
       std::printf("infeasible: %s\n", why.c_str());
       return kExitFailed;
@@ -96,11 +95,10 @@ int run_simulate(const SimulateOptions& o) {
     options.source = "--schedule";
   }
   // The schedule says how its optimizer steps (recycle plans stagger); the flag forces staggering.
-  options.staggered_optimizer = o.staggered || schedule.staggered_optimizer;
+  options.staggered_optimizer = o.request.staggered || schedule.staggered_optimizer;
   const planner::Layout layout = schedule.layout;
   const auto profile = o.layout.load_profile();
-  planner::CostModel model = profile ? planner::CostModel::from_profile(*profile, layout, o.layout.profile)
-                                 : planner::CostModel::compute_only(o.layout.costs_for(layout));
+  planner::CostModel model = o.layout.model_for(layout);
 
   const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
   const sim::Metrics metrics = sim::compute_metrics(run, o.microbatch_size);
@@ -150,9 +148,7 @@ Command add_simulate_command(CLI::App& app) {
       ->check(CLI::Range(1, kMaxIterations));
   sub->add_option("--microbatch-size", o->microbatch_size, "Samples per micro-batch (default 1)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
-  sub->add_flag(
-      "--staggered-optimizer", o->staggered,
-      "Each stage steps its optimizer when its own gradients are ready (no global barrier)");
+  o->layout.add_network_to(*sub);
   sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
   sub->add_option("-o,--output", o->output, "Write the report to FILE instead of stdout");
   sub->add_option("--chrome-trace", o->chrome_trace,

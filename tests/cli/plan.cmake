@@ -93,7 +93,7 @@ cli_test("fail with zb-h1" 2 "--fail: only recycle" plan --schedule zb-h1 --pp 4
 # the stage's 8 x 8 x 3 = 192 s over 7 live workers = 27.4286 s.
 cli_test("degradation header" 0 "fault-free 1F1B iteration 45 s"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
-cli_test("degradation bounds" 0 "one stage +0 +[0-9.]+ +45 +24 +24 .*one stage +1 +[0-9.]+ +[0-9.]+ +24[.]381 +27[.]4286"
+cli_test("degradation bounds" 0 "one stage +0 +[0-9.]+ +[0-9.]+ +45 +24 +24 .*one stage +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +24[.]381 +27[.]4286"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
 cli_test("degradation json" 0 "\"fault_free_1f1b_s\": 45"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --json)

@@ -12,6 +12,7 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
+#include "planner/cost_model.hpp"
 #include "planner/failures.hpp"
 #include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
@@ -29,18 +30,26 @@ Costs costs_for(const Layout& layout, const std::vector<StageCost>& stages) {
   return Costs{stages, {}};
 }
 
+/// The heuristic's plan for the same problem: what the exact planner starts from.
 Nanos heuristic_makespan(const ExactOptions& options) {
-  const RecyclePlan plan = plan_recycle({options.layout, options.failed, options.costs,
-                                         options.memory_limit, true, options.search_work});
+  RecycleOptions heuristic;
+  heuristic.layout = options.layout;
+  heuristic.failed = options.failed;
+  heuristic.model = CostModel::compute_only(options.costs);
+  heuristic.memory_limit = options.memory_limit;
+  heuristic.staggered_optimizer = options.staggered_optimizer;
+  heuristic.search_work = options.search_work;
+  const RecyclePlan plan = plan_recycle(heuristic);
   REQUIRE(plan.feasible);
   const auto timeline = compute_timeline(plan.schedule, options.costs);
   REQUIRE(timeline.has_value());
   return timeline->makespan;
 }
 
-/// What every exact result must satisfy: a valid schedule within the memory limit, timed by
-/// compute_timeline to exactly the MILP's objective when optimal, never worse than the
-/// heuristic (recomputed here from plan_recycle), and a lower bound below it.
+/// What every exact result must satisfy (with the optimizer barrier, where the MILP's makespan is
+/// the period's objective): a valid schedule within the memory limit, timed by compute_timeline
+/// to exactly the MILP's objective when optimal, never worse than the heuristic (recomputed here
+/// from plan_recycle), and a lower bound below it.
 void check_exact(const ExactOptions& options, const ExactResult& r) {
   REQUIRE(r.feasible);
   const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
@@ -273,10 +282,13 @@ TEST_CASE("plan_exact: the ReCycle heuristic is within 3 % of the optimum on sma
 // drawn with a fixed seed, that the tuning never saw. About four minutes of CBC, so it is skipped
 // unless asked for: recycle_planner_tests -tc="*held-out*" --no-skip. It checks what holds for
 // every exact result and prints the gaps; it does not assert the 3 %, which one instance misses.
+// An instance CBC does not prove optimal within its time limit stays in the study with its bound
+// gap (heuristic over the proven lower bound), an upper bound on its true gap.
 TEST_CASE("plan_exact: held-out gap study (run with --no-skip)" * doctest::skip()) {
   recycle::Rng rng(2026);
   std::vector<double> gaps;
   std::string table;
+  std::int64_t unproven = 0;
   while (gaps.size() < 25) {
     const auto draw = [&](std::uint64_t n) { return static_cast<std::int32_t>(rng.below(n)); };
     const Layout layout{2 + draw(3), 2 + draw(3), 2 + 2 * draw(3), 1};
@@ -296,28 +308,30 @@ TEST_CASE("plan_exact: held-out gap study (run with --no-skip)" * doctest::skip(
     options.time_limit = 60;
     const ExactResult r = plan_exact(options);
     check_exact(options, r);
-    if (!r.optimal) continue;
+    const Nanos reference = r.optimal ? r.makespan : r.lower_bound;
     const double gap =
-        static_cast<double>(r.heuristic_makespan) / static_cast<double>(r.makespan) - 1;
+        static_cast<double>(r.heuristic_makespan) / static_cast<double>(reference) - 1;
     gaps.push_back(gap);
+    unproven += r.optimal ? 0 : 1;
     std::string name = "dp " + std::to_string(layout.dp) + " pp " + std::to_string(layout.pp) +
                        " m " + std::to_string(layout.microbatches) + " I " +
                        std::to_string(options.costs.virtual_stages[0].backward_input) + " fail";
     for (const WorkerId& w : failed)
       name += " " + std::to_string(w.dp) + ":" + std::to_string(w.stage);
-    char line[160];
-    std::snprintf(line, sizeof line, "  %-40s heuristic %3lld  optimum %3lld  gap %5.2f %%\n",
+    char line[200];
+    std::snprintf(line, sizeof line, "  %-40s heuristic %3lld  %s %3lld  gap %5.2f %%\n",
                   name.c_str(), static_cast<long long>(r.heuristic_makespan),
-                  static_cast<long long>(r.makespan), 100 * gap);
+                  r.optimal ? "optimum" : "bound  ", static_cast<long long>(reference), 100 * gap);
     table += line;
   }
   std::sort(gaps.begin(), gaps.end());
   const auto misses = std::count_if(gaps.begin(), gaps.end(), [](double g) { return g > 0.03; });
-  char summary[160];
+  char summary[200];
   std::snprintf(summary, sizeof summary,
-                "held-out: %zu instances, %lld over 3 %%, median %.2f %%, max %.2f %%\n",
-                gaps.size(), static_cast<long long>(misses), 100 * gaps[gaps.size() / 2],
-                100 * gaps.back());
+                "held-out: %zu instances (%lld not proven optimal: gap to the bound), %lld over 3 "
+                "%%, median %.2f %%, max %.2f %%\n",
+                gaps.size(), static_cast<long long>(unproven), static_cast<long long>(misses),
+                100 * gaps[gaps.size() / 2], 100 * gaps.back());
   const std::string report = summary + table;
   MESSAGE(report);
 }

@@ -244,8 +244,8 @@ std::vector<std::pair<Schedule, Costs>> lowering_corpus() {
     RecycleOptions options;
     options.layout = Layout{3, 4, 6, 1};
     options.failed = failed;
-    options.costs = Costs::uniform(4, {2, 3, 1});
-    out.emplace_back(plan_recycle(options).schedule, options.costs);
+    options.model = CostModel::compute_only(Costs::uniform(4, {2, 3, 1}));
+    out.emplace_back(plan_recycle(options).schedule, options.model.compute);
   }
   return out;
 }

@@ -33,7 +33,7 @@ RecyclePlan plan(const Layout& layout, std::vector<WorkerId> failed,
   options.layout = layout;
   options.failed = failed;
   options.memory_limit = limit;
-  options.costs = Costs::uniform(layout.virtual_stages(), cost);
+  options.model = CostModel::compute_only(Costs::uniform(layout.virtual_stages(), cost));
   return plan_recycle(options);
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/cost_model.hpp"
 #include "planner/generators.hpp"
 #include "planner/validator.hpp"
 
@@ -26,7 +27,7 @@ inline Schedule generate(const std::string& name, Layout layout, const Costs& co
                          std::optional<std::int32_t> memory_limit = std::nullopt) {
   GeneratorOptions options;
   options.layout = layout;
-  options.costs = costs;
+  options.model = CostModel::compute_only(costs);
   options.memory_limit = memory_limit;
   return generate_fault_free(name, options);
 }

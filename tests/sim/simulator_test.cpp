@@ -26,7 +26,7 @@ sim::SimRun run_generator(const std::string& name, Layout layout, CostModel mode
                           SimOptions options = {}) {
   planner::GeneratorOptions gen;
   gen.layout = layout;
-  gen.costs = model.compute;
+  gen.model = planner::CostModel::compute_only(model.compute);
   return sim::simulate(planner::generate_fault_free(name, gen), std::move(model),
                        std::move(options));
 }

@@ -1,0 +1,218 @@
+#include "planner/candidates.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <tuple>
+
+#include "core/error.hpp"
+#include "core/rng.hpp"
+#include "planner/generators.hpp"
+#include "planner/list_scheduler.hpp"
+#include "planner/order_search.hpp"
+#include "planner/semantics.hpp"
+
+namespace recycle::planner {
+
+namespace {
+
+constexpr std::int64_t kRandomStarts = 1000;  ///< at most, for the search
+constexpr std::uint64_t kSearchSeed = 1;
+
+struct Candidate {
+  std::vector<WorkerSchedule> workers;
+  std::optional<SteadyState> estimate;  ///< nullopt: deadlocks (never for a list schedule)
+};
+
+/// (period, makespan): the objective; a candidate that deadlocks is worst.
+bool better(const Candidate& a, const Candidate& b) {
+  if (!a.estimate) return false;
+  if (!b.estimate) return true;
+  return std::tie(a.estimate->period, a.estimate->makespan) <
+         std::tie(b.estimate->period, b.estimate->makespan);
+}
+
+Candidate evaluate(const Schedule& skeleton, const CostModel& model,
+                   std::vector<WorkerSchedule> workers) {
+  Schedule s = skeleton;
+  s.workers = std::move(workers);
+  Candidate c;
+  c.estimate = direct_steady_state(s, model);
+  c.workers = std::move(s.workers);
+  return c;
+}
+
+/// Runs `make(i)` for i in [0, n) on up to as many threads as the machine has, and returns the
+/// results by index, so the outcome does not depend on the threads.
+template <typename Make>
+std::vector<Candidate> run_all(std::size_t n, const Make& make) {
+  std::vector<Candidate> out(n);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) out[i] = make(i);
+  };
+  const std::size_t threads =
+      std::min<std::size_t>(n, std::max(1U, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+/// Whether every worker of `workers` holds at most its stage's limit.
+bool fits(const std::vector<WorkerSchedule>& workers, const std::vector<std::int32_t>& limit) {
+  return std::all_of(workers.begin(), workers.end(), [&](const WorkerSchedule& w) {
+    std::int32_t held = 0, peak = 0;
+    for (const Action& a : w.actions) peak = std::max(peak, held += held_delta(a.type));
+    return peak <= limit[static_cast<std::size_t>(w.id.stage)];
+  });
+}
+
+/// 1F1B with its backward split into I then W (never slower than 1F1B: each gradient leaves
+/// before its W), and ZB-H1: one pipeline's orders.
+std::vector<std::vector<WorkerSchedule>> fault_free_orders(const Layout& layout) {
+  std::vector<std::vector<WorkerSchedule>> out(2);
+  for (std::int32_t s = 0; s < layout.pp; ++s) {
+    std::vector<Action> split;
+    for (const Action& a : one_f_one_b_order(layout, s)) {
+      if (a.type != ActionType::kBackward) {
+        split.push_back(a);
+        continue;
+      }
+      split.push_back({ActionType::kBackwardInput, a.virtual_stage, a.microbatch, a.owner});
+      split.push_back({ActionType::kBackwardWeight, a.virtual_stage, a.microbatch, a.owner});
+    }
+    out[0].push_back({{0, s}, std::move(split)});
+    out[1].push_back({{0, s}, zb_h1_order(layout, s)});
+  }
+  return out;
+}
+
+/// Random micro-batch ranks for list_schedule's ties: the shuffles of one fixed seed, so plans
+/// are the same on every run and machine.
+std::vector<std::vector<std::int32_t>> random_ranks(const Layout& layout, std::int64_t count) {
+  Rng rng(kSearchSeed);
+  std::vector<std::vector<std::int32_t>> ranks;
+  const auto size =
+      static_cast<std::size_t>(layout.dp) * static_cast<std::size_t>(layout.microbatches);
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::vector<std::int32_t> rank(size);
+    for (std::size_t i = 0; i < size; ++i) rank[i] = static_cast<std::int32_t>(i);
+    for (std::size_t i = size; i > 1; --i) std::swap(rank[i - 1], rank[rng.below(i)]);
+    ranks.push_back(std::move(rank));
+  }
+  return ranks;
+}
+
+/// The limit variants of step 1, without repeats.
+std::vector<std::vector<std::int32_t>> limit_variants(const Layout& layout,
+                                                      const std::vector<std::int32_t>& limit) {
+  std::vector<std::vector<std::int32_t>> out{limit};
+  for (const std::int32_t extra : {0, 2}) {
+    std::vector<std::int32_t> share = one_f_one_b_limit(layout);
+    for (std::size_t s = 0; s < share.size(); ++s) share[s] = std::min(share[s] + extra, limit[s]);
+    if (std::find(out.begin(), out.end(), share) == out.end()) out.push_back(std::move(share));
+  }
+  return out;
+}
+
+/// The search of planner/order_search.hpp from `base` and from list schedules with random
+/// micro-batch ranks; returns `base` when nothing is better.
+Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderPlanOptions& options,
+                  Candidate base) {
+  const Costs& costs = model.compute;
+  if (base.estimate->period <= period_lower_bound(skeleton, costs, options.memory_limit))
+    return base;  // nothing to gain
+  const Layout& layout = skeleton.layout;
+  const std::int64_t actions =
+      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
+  // A list schedule costs about ten of the search's node visits per action; a quarter of the work
+  // goes to the random starts, which seed the search in the order of their makespans.
+  const std::int64_t randoms =
+      std::min<std::int64_t>(kRandomStarts, options.search_work / 4 / (10 * actions));
+  const auto variants = limit_variants(layout, options.memory_limit);
+  std::vector<std::pair<Nanos, std::vector<WorkerSchedule>>> pool;
+  std::int64_t k = 0;
+  for (std::vector<std::int32_t>& rank : random_ranks(layout, randoms)) {
+    ListScheduleInput input{&skeleton,
+                            &costs,
+                            variants[static_cast<std::size_t>(k) % variants.size()],
+                            options.defer_rerouted_w,
+                            false,
+                            false,
+                            std::move(rank)};
+    input.forward_waits_for_gradient = (k / static_cast<std::int64_t>(variants.size())) % 2 == 1;
+    input.network = &model;
+    ListScheduleResult r = list_schedule(input);
+    pool.emplace_back(r.makespan, std::move(r.workers));
+    ++k;
+  }
+  std::stable_sort(pool.begin(), pool.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<std::vector<WorkerSchedule>> starts{base.workers};
+  for (auto& p : pool) starts.push_back(std::move(p.second));
+  const OrderSearchResult found = search_orders(
+      {&skeleton, &model, options.memory_limit, options.search_work - randoms * 10 * actions},
+      starts);
+  Candidate searched{found.workers, found.score};
+  return better(searched, base) ? searched : base;
+}
+
+}  // namespace
+
+OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
+                      const OrderPlanOptions& options) {
+  const Layout& layout = skeleton.layout;
+  RECYCLE_ASSERT(layout.interleave == 1, "planning orders needs interleave 1");
+  RECYCLE_ASSERT(options.memory_limit.size() == static_cast<std::size_t>(layout.pp),
+                 "one memory limit per stage");
+  const Costs& costs = model.compute;
+  // Step 1: list schedules of every limit variant and look-ahead, on threads.
+  struct Variant {
+    std::vector<std::int32_t> limit;
+    bool weight_waits = false;
+    bool forward_waits = false;
+  };
+  std::vector<Variant> variants;
+  for (const auto& limit : limit_variants(layout, options.memory_limit)) {
+    for (const auto& [weight_waits, forward_waits] :
+         {std::pair{false, false}, std::pair{false, true}, std::pair{true, false},
+          std::pair{true, true}}) {
+      variants.push_back({limit, weight_waits, forward_waits});
+    }
+  }
+  std::vector<Candidate> candidates = run_all(variants.size(), [&](std::size_t i) {
+    ListScheduleInput input{&skeleton,
+                            &costs,
+                            variants[i].limit,
+                            options.defer_rerouted_w,
+                            false,
+                            variants[i].weight_waits};
+    input.forward_waits_for_gradient = variants[i].forward_waits;
+    input.network = &model;
+    return evaluate(skeleton, model, list_schedule(input).workers);
+  });
+  if (options.fault_free_orders) {
+    for (std::vector<WorkerSchedule>& order : fault_free_orders(layout)) {
+      if (fits(order, options.memory_limit))
+        candidates.push_back(evaluate(skeleton, model, std::move(order)));
+    }
+  }
+  // Step 2: the best by (period, makespan), the first on ties.
+  std::size_t best = 0;
+  for (std::size_t i = 1; i < candidates.size(); ++i) {
+    if (better(candidates[i], candidates[best])) best = i;
+  }
+  Candidate chosen = std::move(candidates[best]);
+  RECYCLE_ASSERT(chosen.estimate.has_value(), "every candidate order deadlocked");
+  // Step 3: the search, on small layouts.
+  const std::int64_t actions =
+      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
+  if (options.search_work > 0 && actions <= kSearchActions)
+    chosen = improve(skeleton, model, options, std::move(chosen));
+  return {std::move(chosen.workers), *chosen.estimate};
+}
+
+}  // namespace recycle::planner

@@ -1,0 +1,50 @@
+// How the planners choose worker orders, shared by ZB-H2 (planner/generators.hpp) and ReCycle's
+// adaptive plans (planner/recycle_planner.hpp).
+//
+//  1. Candidates: list schedules (planner/list_scheduler.hpp) that differ in how much memory each
+//     stage may use (the limit everywhere; 1F1B's share pp - s; that share + 2; each capped by the
+//     limit) and in how far they look ahead (whether a W, or an F, waits for a gradient about to
+//     arrive); on a fault-free layout also 1F1B with its backward split into I and W and ZB-H1,
+//     when they fit the memory.
+//  2. Objective: the steady-state period under the schedule's optimizer mode, then the first
+//     iteration's makespan, on the direct network of planner/period.hpp (transfer times from the
+//     cost model, nothing on a free network). The first best candidate wins.
+//  3. Search (optional, small layouts): the order search of planner/order_search.hpp from the
+//     winner and from list schedules whose ties between micro-batches follow random ranks.
+// Deterministic: candidates run on threads but are compared in a fixed order, and the search
+// counts work, not time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "planner/cost_model.hpp"
+#include "planner/period.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::planner {
+
+/// The search's default work: about a second on one core at most, less when it reaches the lower
+/// bound first.
+inline constexpr std::int64_t kDefaultSearchWork = 40'000'000;
+/// Layouts with more actions per iteration (3 x dp x pp x microbatches) keep the best candidate:
+/// the search would get too few moves to matter.
+inline constexpr std::int64_t kSearchActions = 20'000;
+
+struct OrderPlanOptions {
+  std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
+  bool defer_rerouted_w = true;            ///< re-routed Ws after the worker's own
+  bool fault_free_orders = false;          ///< also try split 1F1B and ZB-H1
+  std::int64_t search_work = 0;            ///< 0: no search
+};
+
+struct OrderPlan {
+  std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions
+  SteadyState estimate;                 ///< on the direct network
+};
+
+/// The best orders for the routes and optimizer mode of `skeleton` (interleave 1).
+[[nodiscard]] OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
+                                    const OrderPlanOptions& options);
+
+}  // namespace recycle::planner

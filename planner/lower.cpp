@@ -27,7 +27,7 @@ struct Slot {
 
 }  // namespace
 
-Schedule lower(const Schedule& schedule, const Costs& costs) {
+Schedule lower(const Schedule& schedule, const CostModel& model) {
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.virtual_stages() - 1;
   for (const WorkerSchedule& worker : schedule.workers) {
@@ -47,8 +47,7 @@ Schedule lower(const Schedule& schedule, const Costs& costs) {
   // and each RECV goes right before its reader.
   GraphOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
-  const ExecutionGraph graph(
-      schedule, [&costs](WorkerId, const Action& a) { return costs.duration(a); }, options);
+  const ExecutionGraph graph(schedule, model, options);
   const bool timed = graph.ordered();
   std::vector<Key> key(static_cast<std::size_t>(graph.nodes()), Key{0, 0});
   if (timed) {  // the graph numbers its nodes in a topological order
@@ -139,6 +138,10 @@ Schedule lower(const Schedule& schedule, const Costs& costs) {
     worker.actions = std::move(lowered);
   }
   return out;
+}
+
+Schedule lower(const Schedule& schedule, const Costs& costs) {
+  return lower(schedule, CostModel::compute_only(costs));
 }
 
 Schedule lower(const Schedule& schedule) {

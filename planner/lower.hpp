@@ -14,14 +14,18 @@
 // On a free network the lowered schedule runs exactly as the compute-only one.
 #pragma once
 
+#include "planner/cost_model.hpp"
 #include "planner/costs.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
-/// `schedule` must be compute-only (no SEND/RECV/REDUCE_GRAD/OPT). `costs` times the moments
-/// receives are posted at (per virtual stage); if the compute schedule deadlocks, each RECV goes
-/// right before the compute that needs it.
+/// `schedule` must be compute-only (no SEND/RECV/REDUCE_GRAD/OPT). `model` times the moments
+/// receives are posted at: its compute costs, and its transfer times on the direct network of
+/// planner/execution_graph.hpp (the data is made when it reaches its reader); if the compute
+/// schedule deadlocks, each RECV goes right before the compute that needs it.
+[[nodiscard]] Schedule lower(const Schedule& schedule, const CostModel& model);
+/// With the costs on a free network.
 [[nodiscard]] Schedule lower(const Schedule& schedule, const Costs& costs);
 /// With F = I = W = 1 on every virtual stage: torch's own one-action-per-step placement.
 [[nodiscard]] Schedule lower(const Schedule& schedule);

@@ -93,7 +93,7 @@ std::optional<SteadyState> steady_state(const ExecutionGraph& graph, std::int32_
 
 std::optional<SteadyState> steady_state(const Schedule& schedule, const CostModel& model,
                                         const RunOptions& options) {
-  const Schedule lowered = schedule.is_lowered() ? schedule : lower(schedule, model.compute);
+  const Schedule lowered = schedule.is_lowered() ? schedule : lower(schedule, model);
   GraphOptions graph_options;
   graph_options.network = options.network;
   graph_options.staggered_optimizer = schedule.staggered_optimizer;

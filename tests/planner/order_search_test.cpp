@@ -13,21 +13,11 @@
 #include "planner/recycle_planner.hpp"
 #include "planner/timing.hpp"
 #include "planner/validator.hpp"
+#include "tests/planner/test_helpers.hpp"
 
 using namespace recycle::planner;
+using namespace recycle::planner::testing;
 using recycle::Nanos;
-
-namespace {
-
-Schedule skeleton(const Layout& layout, const char* failed) {
-  Schedule s;
-  s.layout = layout;
-  s.failed = parse_failures(failed, layout);
-  s.routes = balanced_routes(layout, s.failed);
-  return s;
-}
-
-}  // namespace
 
 TEST_CASE("order search lower bound: one pipeline of two stages, two micro-batches") {
   // F = I = W = 1. Stage 1 gets its first input at 1 and has 2 x 3 = 6 units: at least 7.

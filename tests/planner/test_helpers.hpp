@@ -8,7 +8,9 @@
 #include <vector>
 
 #include "planner/cost_model.hpp"
+#include "planner/failures.hpp"
 #include "planner/generators.hpp"
+#include "planner/recycle_planner.hpp"
 #include "planner/validator.hpp"
 
 namespace recycle::planner::testing {
@@ -35,6 +37,16 @@ inline Schedule generate(const std::string& name, Layout layout, const Costs& co
 inline Schedule generate(const std::string& name, Layout layout,
                          std::optional<std::int32_t> memory_limit) {
   return generate(name, layout, Costs{}, memory_limit);
+}
+
+/// An empty schedule of `layout` with `failed` (text as for --failed) and balanced routes: the
+/// skeleton the list scheduler and the order search fill.
+inline Schedule skeleton(const Layout& layout, const char* failed = "") {
+  Schedule s;
+  s.layout = layout;
+  s.failed = parse_failures(failed, layout);
+  s.routes = balanced_routes(layout, s.failed);
+  return s;
 }
 
 /// DP 2, PP 2, M 2 with worker (1,1) failed: pipeline 1's micro-batches run stage 1 on (0,1).

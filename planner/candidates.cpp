@@ -5,6 +5,7 @@
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
@@ -46,8 +47,8 @@ Candidate evaluate(const Schedule& skeleton, const CostModel& model,
 /// Runs `make(i)` for i in [0, n) on up to as many threads as the machine has, and returns the
 /// results by index, so the outcome does not depend on the threads.
 template <typename Make>
-std::vector<Candidate> run_all(std::size_t n, const Make& make) {
-  std::vector<Candidate> out(n);
+auto run_all(std::size_t n, const Make& make) {
+  std::vector<std::invoke_result_t<const Make&, std::size_t>> out(n);
   std::atomic<std::size_t> next{0};
   const auto work = [&] {
     for (std::size_t i = next++; i < n; i = next++) out[i] = make(i);
@@ -169,31 +170,64 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   RECYCLE_ASSERT(options.memory_limit.size() == static_cast<std::size_t>(layout.pp),
                  "one memory limit per stage");
   const Costs& costs = model.compute;
-  // Step 1: list schedules of every limit variant and look-ahead, on threads.
+  const std::int64_t actions =
+      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
+  const bool timed = actions <= kTimedActions;
+  // Step 1: list schedules of the limit variants and look-aheads, on threads.
   struct Variant {
     std::vector<std::int32_t> limit;
     bool weight_waits = false;
     bool forward_waits = false;
   };
   std::vector<Variant> variants;
-  for (const auto& limit : limit_variants(layout, options.memory_limit)) {
-    for (const auto& [weight_waits, forward_waits] :
-         {std::pair{false, false}, std::pair{false, true}, std::pair{true, false},
-          std::pair{true, true}}) {
-      variants.push_back({limit, weight_waits, forward_waits});
+  if (timed) {
+    for (const auto& limit : limit_variants(layout, options.memory_limit)) {
+      for (const auto& [weight_waits, forward_waits] :
+           {std::pair{false, false}, std::pair{false, true}, std::pair{true, false},
+            std::pair{true, true}}) {
+        variants.push_back({limit, weight_waits, forward_waits});
+      }
     }
+  } else {
+    variants = {{options.memory_limit, false, false},
+                {options.memory_limit, true, false},
+                {options.memory_limit, true, true}};
+    std::vector<std::int32_t> share = one_f_one_b_limit(layout);
+    for (std::size_t s = 0; s < share.size(); ++s)
+      share[s] = std::min(share[s] + 2, options.memory_limit[s]);
+    if (share != options.memory_limit) variants.push_back({std::move(share), false, false});
   }
-  std::vector<Candidate> candidates = run_all(variants.size(), [&](std::size_t i) {
+  const auto schedule_variant = [&](std::size_t i) {
     ListScheduleInput input{&skeleton,
                             &costs,
                             variants[i].limit,
                             options.defer_rerouted_w,
                             false,
-                            variants[i].weight_waits};
+                            variants[i].weight_waits,
+                            {}};
     input.forward_waits_for_gradient = variants[i].forward_waits;
     input.network = &model;
-    return evaluate(skeleton, model, list_schedule(input).workers);
-  });
+    return list_schedule(input);
+  };
+  std::vector<Candidate> candidates;
+  if (!timed) {
+    // Timing a candidate over iterations costs more than its list schedule here: the candidates
+    // are compared by their first iteration alone (the list schedule's makespan, which the
+    // execution graph reproduces; it bounds the period from above).
+    std::vector<ListScheduleResult> results = run_all(variants.size(), schedule_variant);
+    std::size_t first = 0;
+    for (std::size_t i = 1; i < results.size(); ++i) {
+      if (results[i].makespan < results[first].makespan) first = i;
+    }
+    Candidate c;
+    c.workers = std::move(results[first].workers);
+    c.estimate = SteadyState{results[first].makespan, results[first].makespan, 1, 1, false};
+    candidates.push_back(std::move(c));
+  } else {
+    candidates = run_all(variants.size(), [&](std::size_t i) {
+      return evaluate(skeleton, model, schedule_variant(i).workers);
+    });
+  }
   if (options.fault_free_orders) {
     for (std::vector<WorkerSchedule>& order : fault_free_orders(layout)) {
       if (fits(order, options.memory_limit))
@@ -208,8 +242,6 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   Candidate chosen = std::move(candidates[best]);
   RECYCLE_ASSERT(chosen.estimate.has_value(), "every candidate order deadlocked");
   // Step 3: the search, on small layouts.
-  const std::int64_t actions =
-      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
   if (options.search_work > 0 && actions <= kSearchActions)
     chosen = improve(skeleton, model, options, std::move(chosen));
   return {std::move(chosen.workers), *chosen.estimate};

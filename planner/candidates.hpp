@@ -11,6 +11,12 @@
 //     cost model, nothing on a free network). The first best candidate wins.
 //  3. Search (optional, small layouts): the order search of planner/order_search.hpp from the
 //     winner and from list schedules whose ties between micro-batches follow random ranks.
+// Layouts with more than kTimedActions actions, where timing a candidate over iterations costs
+// several times its list schedule, keep four candidates (the limit with no look-ahead, with the
+// W look-ahead, with both; 1F1B's share + 2 with none) and compare them by their first
+// iteration's makespan, which bounds the period from above; the estimate then covers that one
+// iteration (SteadyState::iterations 1, settled false). docs/recycle.md reports what this costs
+// against all candidates compared by period.
 // Deterministic: candidates run on threads but are compared in a fixed order, and the search
 // counts work, not time.
 #pragma once
@@ -30,6 +36,8 @@ inline constexpr std::int64_t kDefaultSearchWork = 40'000'000;
 /// Layouts with more actions per iteration (3 x dp x pp x microbatches) keep the best candidate:
 /// the search would get too few moves to matter.
 inline constexpr std::int64_t kSearchActions = 20'000;
+/// Layouts with more actions compare fewer candidates, by their first iteration alone (see 1-2).
+inline constexpr std::int64_t kTimedActions = 100'000;
 
 struct OrderPlanOptions {
   std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
@@ -40,7 +48,7 @@ struct OrderPlanOptions {
 
 struct OrderPlan {
   std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions
-  SteadyState estimate;                 ///< on the direct network
+  SteadyState estimate;  ///< on the direct network (one iteration above kTimedActions)
 };
 
 /// The best orders for the routes and optimizer mode of `skeleton` (interleave 1).

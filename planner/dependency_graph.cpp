@@ -24,17 +24,6 @@ std::size_t kind_index(ChunkAction kind) {
 
 }  // namespace
 
-bool ActionIndex::fits(const Layout& layout, WorkerId id, const Action& action) noexcept {
-  if (!chunk_action(action.type)) return false;
-  if (layout.dp < 1 || layout.pp < 1 || layout.microbatches < 1 || layout.interleave < 1) {
-    return false;
-  }
-  const std::int64_t virtual_stages = std::int64_t{layout.pp} * layout.interleave;
-  return action.owner >= 0 && action.owner < layout.dp && action.microbatch >= 0 &&
-         action.microbatch < layout.microbatches && action.virtual_stage >= 0 &&
-         action.virtual_stage < virtual_stages && action.virtual_stage % layout.pp == id.stage;
-}
-
 ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
   offsets_.reserve(schedule.workers.size() + 1);
   std::int64_t total = 0;
@@ -77,7 +66,7 @@ ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
     for (std::size_t i = 0; i < worker.actions.size(); ++i) {
       const Action& a = worker.actions[i];
       if (!fits(layout_, worker.id, a)) continue;
-      const std::size_t at = *slot(a.owner, a.virtual_stage, a.microbatch) * kChunkActionCount +
+      const std::size_t at = slot(a.owner, a.virtual_stage, a.microbatch) * kChunkActionCount +
                              kind_index(*chunk_action(a.type));
       if (first_[at] < 0) first_[at] = offsets_[w] + static_cast<std::int32_t>(i);
       ++count_[at];
@@ -92,40 +81,18 @@ ActionRef ActionIndex::ref(std::int32_t node) const noexcept {
   return {worker, node - offsets_[static_cast<std::size_t>(worker)]};
 }
 
-std::optional<std::size_t> ActionIndex::slot(std::int32_t owner, std::int32_t virtual_stage,
-                                             std::int32_t microbatch) const noexcept {
-  if (owner < 0 || owner >= layout_.dp || virtual_stage < 0 || virtual_stage >= virtual_stages_ ||
-      microbatch < 0 || microbatch >= layout_.microbatches) {
-    return std::nullopt;
-  }
-  if (dense_) {
-    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(virtual_stages_) +
-            static_cast<std::size_t>(virtual_stage)) *
-               static_cast<std::size_t>(layout_.microbatches) +
-           static_cast<std::size_t>(microbatch);
-  }
+std::size_t ActionIndex::sparse_slot(std::int32_t owner, std::int32_t virtual_stage,
+                                     std::int32_t microbatch) const noexcept {
   const Key key{owner, virtual_stage, microbatch};
   const auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
-  if (it == keys_.end() || *it != key) return std::nullopt;
+  if (it == keys_.end() || *it != key) return kNoSlot;
   return static_cast<std::size_t>(it - keys_.begin());
-}
-
-std::int32_t ActionIndex::first(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
-                                std::int32_t microbatch) const noexcept {
-  const auto s = slot(owner, virtual_stage, microbatch);
-  return s ? first_[*s * kChunkActionCount + kind_index(kind)] : -1;
 }
 
 std::int32_t ActionIndex::count(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
                                 std::int32_t microbatch) const noexcept {
-  const auto s = slot(owner, virtual_stage, microbatch);
-  return s ? count_[*s * kChunkActionCount + kind_index(kind)] : 0;
-}
-
-std::int32_t ActionIndex::first_backward(std::int32_t owner, std::int32_t virtual_stage,
-                                         std::int32_t microbatch) const noexcept {
-  const std::int32_t i = first(ChunkAction::kI, owner, virtual_stage, microbatch);
-  return i >= 0 ? i : first(ChunkAction::kB, owner, virtual_stage, microbatch);
+  const std::size_t s = slot(owner, virtual_stage, microbatch);
+  return s == kNoSlot ? 0 : count_[s * kChunkActionCount + kind_index(kind)];
 }
 
 DependencyGraph::DependencyGraph(const ExecutionGraph& graph) : nodes_(graph.nodes()) {

@@ -35,7 +35,16 @@ class ActionIndex {
 
   /// Whether `action` on worker `id` is indexed: a chunk action whose owner, micro-batch and
   /// virtual stage are in the layout's range and whose virtual stage is on the worker's stage.
-  [[nodiscard]] static bool fits(const Layout& layout, WorkerId id, const Action& action) noexcept;
+  [[nodiscard]] static bool fits(const Layout& layout, WorkerId id, const Action& action) noexcept {
+    if (!chunk_action(action.type)) return false;
+    if (layout.dp < 1 || layout.pp < 1 || layout.microbatches < 1 || layout.interleave < 1) {
+      return false;
+    }
+    const std::int64_t virtual_stages = std::int64_t{layout.pp} * layout.interleave;
+    return action.owner >= 0 && action.owner < layout.dp && action.microbatch >= 0 &&
+           action.microbatch < layout.microbatches && action.virtual_stage >= 0 &&
+           action.virtual_stage < virtual_stages && action.virtual_stage % layout.pp == id.stage;
+  }
 
   [[nodiscard]] std::int32_t actions() const noexcept { return offsets_.back(); }
   [[nodiscard]] std::int32_t node(std::int32_t worker, std::int32_t index) const noexcept {
@@ -47,19 +56,45 @@ class ActionIndex {
   /// The node of the first `kind` of (owner, virtual stage, micro-batch), or -1 if there is none
   /// (arguments out of range included).
   [[nodiscard]] std::int32_t first(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
-                                   std::int32_t microbatch) const noexcept;
+                                   std::int32_t microbatch) const noexcept {
+    const std::size_t s = slot(owner, virtual_stage, microbatch);
+    return s == kNoSlot ? -1 : first_[s * kChunkActionCount + static_cast<std::size_t>(kind)];
+  }
   /// How many indexed actions are that `kind` of (owner, virtual stage, micro-batch).
   [[nodiscard]] std::int32_t count(ChunkAction kind, std::int32_t owner, std::int32_t virtual_stage,
                                    std::int32_t microbatch) const noexcept;
   /// The first I of the chunk if there is one, else its first B, else -1.
   [[nodiscard]] std::int32_t first_backward(std::int32_t owner, std::int32_t virtual_stage,
-                                            std::int32_t microbatch) const noexcept;
+                                            std::int32_t microbatch) const noexcept {
+    const std::size_t s = slot(owner, virtual_stage, microbatch);
+    if (s == kNoSlot) return -1;
+    const std::int32_t i =
+        first_[s * kChunkActionCount + static_cast<std::size_t>(ChunkAction::kI)];
+    return i >= 0 ? i : first_[s * kChunkActionCount + static_cast<std::size_t>(ChunkAction::kB)];
+  }
 
  private:
   using Key = std::array<std::int32_t, 3>;  // owner, virtual stage, micro-batch
 
-  [[nodiscard]] std::optional<std::size_t> slot(std::int32_t owner, std::int32_t virtual_stage,
-                                                std::int32_t microbatch) const noexcept;
+  static constexpr std::size_t kNoSlot = ~std::size_t{0};
+
+  /// The slot of (owner, virtual stage, micro-batch), or kNoSlot.
+  [[nodiscard]] std::size_t slot(std::int32_t owner, std::int32_t virtual_stage,
+                                 std::int32_t microbatch) const noexcept {
+    if (owner < 0 || owner >= layout_.dp || virtual_stage < 0 || virtual_stage >= virtual_stages_ ||
+        microbatch < 0 || microbatch >= layout_.microbatches) {
+      return kNoSlot;
+    }
+    if (dense_) {
+      return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(virtual_stages_) +
+              static_cast<std::size_t>(virtual_stage)) *
+                 static_cast<std::size_t>(layout_.microbatches) +
+             static_cast<std::size_t>(microbatch);
+    }
+    return sparse_slot(owner, virtual_stage, microbatch);
+  }
+  [[nodiscard]] std::size_t sparse_slot(std::int32_t owner, std::int32_t virtual_stage,
+                                        std::int32_t microbatch) const noexcept;
 
   Layout layout_;
   std::int64_t virtual_stages_ = 0;

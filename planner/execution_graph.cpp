@@ -1,6 +1,7 @@
 #include "planner/execution_graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <utility>
 
@@ -40,82 +41,6 @@ std::string where(const WorkerSchedule& ws, const Action& a) {
 }
 
 }  // namespace
-
-namespace detail {
-
-/// Edges gathered node by node while the rules are applied, before the nodes are renumbered.
-class EdgeBuffer {
- public:
-  explicit EdgeBuffer(std::size_t nodes) : begin_(nodes, 0), end_(nodes, 0) {
-    pred_.reserve(nodes * 3);
-  }
-
-  /// Starts `node`'s edges: until the next open(), add() to it appends in place.
-  void open(std::int32_t node) {
-    open_ = node;
-    begin_[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(pred_.size());
-    end_[static_cast<std::size_t>(node)] = begin_[static_cast<std::size_t>(node)];
-  }
-  void add(std::int32_t to, std::int32_t from, std::int32_t distance, Nanos delay) {
-    if (from < 0) return;
-    const std::uint32_t packed =
-        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
-    if (to == open_) {
-      push(packed, delay);
-      ++end_[static_cast<std::size_t>(to)];
-      return;
-    }
-    later_.push_back({to, packed, delay});
-  }
-  /// Appends the edges added to nodes other than the open one, each node's together.
-  void close() {
-    open_ = -1;
-    std::stable_sort(later_.begin(), later_.end(),
-                     [](const Later& a, const Later& b) { return a.to < b.to; });
-    for (std::size_t k = 0; k < later_.size();) {
-      const std::int32_t to = later_[k].to;
-      open(to);
-      for (; k < later_.size() && later_[k].to == to; ++k) {
-        push(later_[k].packed, later_[k].delay);
-        ++end_[static_cast<std::size_t>(to)];
-      }
-    }
-    later_.clear();
-    open_ = -1;
-  }
-
-  [[nodiscard]] std::int32_t begin(std::size_t node) const { return begin_[node]; }
-  [[nodiscard]] std::int32_t end(std::size_t node) const { return end_[node]; }
-  [[nodiscard]] std::uint32_t pred(std::int32_t e) const {
-    return pred_[static_cast<std::size_t>(e)];
-  }
-  [[nodiscard]] Nanos delay(std::int32_t e) const {
-    return delay_.empty() ? 0 : delay_[static_cast<std::size_t>(e)];
-  }
-  [[nodiscard]] std::size_t size() const { return pred_.size(); }
-  [[nodiscard]] bool delays() const { return !delay_.empty(); }
-
- private:
-  struct Later {
-    std::int32_t to;
-    std::uint32_t packed;
-    Nanos delay;
-  };
-  /// Delays are stored only once one is not zero (a free network has none).
-  void push(std::uint32_t packed, Nanos delay) {
-    if (delay != 0 && delay_.empty()) delay_.assign(pred_.size(), 0);
-    pred_.push_back(packed);
-    if (!delay_.empty()) delay_.push_back(delay);
-  }
-
-  std::vector<std::int32_t> begin_, end_;
-  std::vector<std::uint32_t> pred_;
-  std::vector<Nanos> delay_;
-  std::vector<Later> later_;
-  std::int32_t open_ = -1;
-};
-
-}  // namespace detail
 
 std::vector<Action> implied_actions(const WorkerSchedule& worker) {
   std::vector<Action> out;
@@ -159,6 +84,37 @@ std::vector<std::int32_t> ExecutionGraph::last_nodes() const {
 namespace {
 
 constexpr std::uint32_t kFrom = 0x7fff'ffffU;
+constexpr std::uint32_t kPrevious = 0x8000'0000U;
+
+/// An edge as the rules give it, before the nodes are numbered: `from` is a provisional number.
+struct Pred {
+  std::int32_t from = -1;
+  std::int32_t distance = 0;
+  Nanos delay = 0;
+};
+
+/// The edges of one list node (at most a stream predecessor, a communication predecessor and two
+/// data inputs, each of which may need a transfer and its RECV).
+struct ListPreds {
+  std::array<Pred, 8> at{};
+  std::int32_t size = 0;
+
+  void add(std::int32_t from, std::int32_t distance, Nanos delay = 0) {
+    if (from < 0) return;
+    at[static_cast<std::size_t>(size++)] = {from, distance, delay};
+  }
+  [[nodiscard]] std::span<const Pred> view() const {
+    return {at.data(), static_cast<std::size_t>(size)};
+  }
+};
+
+/// A list node: its place, and the nearest earlier node of each stream in its worker's list.
+struct ListNode {
+  std::int32_t worker = -1;
+  std::int32_t index = -1;
+  std::int32_t compute_before = -1;  ///< provisional number, -1: none
+  std::int32_t comm_before = -1;
+};
 
 }  // namespace
 
@@ -175,46 +131,62 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
   const auto workers = static_cast<std::int32_t>(schedule.workers.size());
 
   // Provisional numbers: the actions as ActionIndex numbers them, then the implied REDUCE_GRAD/OPT,
-  // the transfers, the all-reduces, the barrier. Renumbered in topological order at the end.
-  std::int32_t next = actions;
-  std::vector<std::int32_t> list_node;
+  // the transfers, the all-reduces, the barrier. The final numbers are given by the walk below.
+  std::vector<std::int32_t> list_node;  // provisional, in list order
   list_begin_.assign(1, 0);
   implied_.assign(schedule.workers.size(), {});
-  std::vector<Position> position(static_cast<std::size_t>(actions), Position{});
+  std::int32_t next = actions;
   for (std::int32_t w = 0; w < workers; ++w) {
     const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
-    for (std::size_t i = 0; i < ws.actions.size(); ++i) {
-      const std::int32_t n = index.node(w, static_cast<std::int32_t>(i));
-      position[static_cast<std::size_t>(n)] = {w, static_cast<std::int32_t>(i)};
-      list_node.push_back(n);
-    }
+    for (std::size_t i = 0; i < ws.actions.size(); ++i)
+      list_node.push_back(index.node(w, static_cast<std::int32_t>(i)));
     implied_[static_cast<std::size_t>(w)] = implied_actions(ws);
-    for (std::size_t k = 0; k < implied_[static_cast<std::size_t>(w)].size(); ++k) {
-      position.push_back({w, static_cast<std::int32_t>(ws.actions.size() + k)});
+    for (std::size_t k = 0; k < implied_[static_cast<std::size_t>(w)].size(); ++k)
       list_node.push_back(next++);
-    }
     list_begin_.push_back(static_cast<std::int32_t>(list_node.size()));
   }
-  const auto worker_of = [&](std::int32_t node) {
-    return position[static_cast<std::size_t>(node)].worker;
-  };
+  const std::int32_t list_nodes = next;
   const auto id_of = [&](std::int32_t worker) {
     return schedule.workers[static_cast<std::size_t>(worker)].id;
   };
-  const auto at = [&](std::int32_t w, std::int32_t i) {
-    return list_node[static_cast<std::size_t>(list_begin_[static_cast<std::size_t>(w)] + i)];
-  };
-  const auto action_at = [&](std::int32_t w, std::int32_t i) -> const Action& {
-    const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
-    if (static_cast<std::size_t>(i) < ws.actions.size())
-      return ws.actions[static_cast<std::size_t>(i)];
-    return implied_[static_cast<std::size_t>(w)][static_cast<std::size_t>(i) - ws.actions.size()];
+
+  // Each worker's two streams in list order, and for every list node the nearest earlier node of
+  // each stream: the predecessors the stream rules name.
+  std::vector<ListNode> lists(static_cast<std::size_t>(list_nodes));
+  std::vector<std::int32_t> stream_node;  // per stream 2w (compute), 2w + 1 (communication)
+  stream_node.reserve(list_node.size());
+  std::vector<std::int32_t> cursor, stream_end;
+  std::vector<std::int32_t> final_compute(static_cast<std::size_t>(workers), -1);
+  std::vector<std::int32_t> final_comm(static_cast<std::size_t>(workers), -1);
+  for (std::int32_t w = 0; w < workers; ++w) {
+    std::int32_t compute = -1, comm = -1;
+    for (std::int32_t i = 0; i < list_size(w); ++i) {
+      const std::int32_t p =
+          list_node[static_cast<std::size_t>(list_begin_[static_cast<std::size_t>(w)] + i)];
+      lists[static_cast<std::size_t>(p)] = {w, i, compute, comm};
+      (stream_of(action(w, i).type) == Stream::kCompute ? compute : comm) = p;
+    }
+    final_compute[static_cast<std::size_t>(w)] = compute;
+    final_comm[static_cast<std::size_t>(w)] = comm;
+    for (const Stream stream : {Stream::kCompute, Stream::kComm}) {
+      cursor.push_back(static_cast<std::int32_t>(stream_node.size()));
+      for (std::int32_t i = 0; i < list_size(w); ++i) {
+        if (stream_of(action(w, i).type) == stream)
+          stream_node.push_back(
+              list_node[static_cast<std::size_t>(list_begin_[static_cast<std::size_t>(w)] + i)]);
+      }
+      stream_end.push_back(static_cast<std::int32_t>(stream_node.size()));
+    }
+  }
+  const auto action_of = [&](std::int32_t p) -> const Action& {
+    const ListNode& l = lists[static_cast<std::size_t>(p)];
+    return action(l.worker, l.index);
   };
 
   // Runtime network: one transfer per SEND, matched with the RECV its partner rule names on the
   // worker the routes name.
   std::vector<std::int32_t> transfer_of(static_cast<std::size_t>(actions), -1);  // transfer number
-  std::vector<std::pair<std::int32_t, std::int32_t>> ends;                       // SEND, RECV node
+  std::vector<std::pair<std::int32_t, std::int32_t>> ends;                       // SEND, RECV
   if (runtime) {
     const RouteTable routes(schedule);
     for (std::int32_t w = 0; w < workers; ++w) {
@@ -238,7 +210,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
         const WorkerId to = routes.worker_of(a.owner, recv.virtual_stage, a.microbatch);
         const std::int32_t r =
             index.first(*chunk_action(recv.type), a.owner, recv.virtual_stage, a.microbatch);
-        if (r < 0 || id_of(worker_of(r)) != to) {
+        if (r < 0 || id_of(lists[static_cast<std::size_t>(r)].worker) != to) {
           fail(": no matching " + to_token(recv, to.dp) + " on worker " + to_string(to));
         }
         const std::int32_t s = index.node(w, static_cast<std::int32_t>(i));
@@ -276,265 +248,354 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
       peers[static_cast<std::size_t>(ws.id.stage)].push_back(ws.id);
   }
   std::vector<std::int32_t> collective_of(peers.size(), -1);
-  std::vector<std::int32_t> collectives;  // provisional nodes
+  const std::int32_t first_collective = next;
   for (std::size_t s = 0; s < peers.size(); ++s) {
     if (peers[s].empty()) continue;
     collective_of[s] = next++;
-    collectives.push_back(collective_of[s]);
     collective_stage_.push_back(static_cast<std::int32_t>(s));
   }
   const std::int32_t barrier = options.staggered_optimizer ? -1 : next++;
-
   const auto nodes = static_cast<std::size_t>(next);
-  std::vector<NodeKind> kind(nodes, NodeKind::kAction);
-  std::vector<Nanos> duration(nodes, 0);
-  std::vector<std::int32_t> number(nodes, -1);  // transfer or all-reduce number
-  position.resize(nodes, Position{});
-  detail::EdgeBuffer edges(nodes);
-  const auto add = [&edges](std::int32_t to, std::int32_t from, std::int32_t distance,
-                            Nanos delay = 0) { edges.add(to, from, distance, delay); };
-  // A SEND/RECV has completed when its transfer has; with eager sends a RECV also waits for its
-  // own posting (the data may have arrived before it).
-  const auto after_comm = [&](std::int32_t to, std::int32_t comm, std::int32_t distance) {
+
+  // The stream rules: a node waits for the compute before it in its list (in this iteration, else
+  // the previous one's last); a SEND/RECV has completed when its transfer has, and with eager
+  // sends a RECV also when it was posted (the data may have come first).
+  const auto after_compute = [&](ListPreds& out, const ListNode& l) {
+    if (l.compute_before >= 0) {
+      out.add(l.compute_before, 0);
+    } else {
+      out.add(final_compute[static_cast<std::size_t>(l.worker)], 1);
+    }
+  };
+  const auto after_comm = [&](auto& out, std::int32_t comm, std::int32_t distance) {
     const std::int32_t t = transfer_of[static_cast<std::size_t>(comm)];
-    add(to, first_transfer + t, distance);
+    out.add(first_transfer + t, distance);
     if (options.eager_sends && ends[static_cast<std::size_t>(t)].second == comm)
-      add(to, comm, distance);
+      out.add(comm, distance);
+  };
+  // The arrivals at each all-reduce (a worker's REDUCE_GRAD: when the compute before it ended) and
+  // at the barrier (a worker's OPT: when it could start), in worker order.
+  struct Arrivals {
+    std::vector<Pred> at;
+    void add(std::int32_t from, std::int32_t distance) {
+      if (from >= 0) at.push_back({from, distance, 0});
+    }
+  };
+  std::vector<Arrivals> arrivals(nodes - static_cast<std::size_t>(first_transfer));
+  const auto arrivals_of = [&](std::int32_t node) -> Arrivals& {
+    return arrivals[static_cast<std::size_t>(node - first_transfer)];
+  };
+  for (std::int32_t w = 0; w < workers; ++w) {
+    const WorkerId id = id_of(w);
+    for (std::int32_t i = 0; i < list_size(w); ++i) {
+      const ActionType type = action(w, i).type;
+      const ListNode& l = lists[static_cast<std::size_t>(
+          list_node[static_cast<std::size_t>(list_begin_[static_cast<std::size_t>(w)] + i)])];
+      if (type == ActionType::kReduceGrad && id.stage >= 0 && id.stage < layout.pp) {
+        ListPreds p;
+        after_compute(p, l);
+        arrivals_of(collective_of[static_cast<std::size_t>(id.stage)])
+            .add(p.at[0].from, p.at[0].distance);
+      } else if (type == ActionType::kOptimizer && barrier >= 0) {
+        ListPreds p;
+        after_compute(p, l);
+        if (runtime && l.comm_before >= 0) after_comm(p, l.comm_before, 0);
+        for (const Pred& pred : p.view()) arrivals_of(barrier).add(pred.from, pred.distance);
+      }
+    }
+  }
+
+  // The rules of one list node, in the order a walker's tie follows (a stream predecessor first).
+  const auto rules = [&](std::int32_t p, ListPreds& out) {
+    out.size = 0;
+    const ListNode& l = lists[static_cast<std::size_t>(p)];
+    const Action& a = action(l.worker, l.index);
+    const WorkerId id = id_of(l.worker);
+    if (stream_of(a.type) == Stream::kComm) {
+      if (runtime) {
+        if (l.comm_before >= 0) {
+          after_comm(out, l.comm_before, 0);
+        } else if (final_comm[static_cast<std::size_t>(l.worker)] >= 0) {
+          after_comm(out, final_comm[static_cast<std::size_t>(l.worker)], 1);
+        }
+      }
+      after_compute(out, l);
+      return;
+    }
+    if (a.type == ActionType::kReduceGrad) {
+      // It ends with the stage's all-reduce (first: the cause a walker names on a tie), which
+      // starts when every peer has reached its REDUCE_GRAD.
+      out.add(id.stage >= 0 && id.stage < layout.pp
+                  ? collective_of[static_cast<std::size_t>(id.stage)]
+                  : -1,
+              0);
+      after_compute(out, l);
+      return;
+    }
+    after_compute(out, l);
+    if (is_compute(a.type) && ActionIndex::fits(layout, id, a)) {
+      for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
+        const std::int32_t made =
+            input.producer == Producer::kForward
+                ? index.first(ChunkAction::kF, a.owner, input.virtual_stage, a.microbatch)
+                : index.first_backward(a.owner, input.virtual_stage, a.microbatch);
+        if (made < 0) continue;
+        const std::int32_t maker = lists[static_cast<std::size_t>(made)].worker;
+        if (maker == l.worker) {
+          out.add(made, 0);
+          continue;
+        }
+        if (runtime) {
+          const std::int32_t r = index.first(*chunk_action(recv_for(input.producer)), a.owner,
+                                             a.virtual_stage, a.microbatch);
+          if (r >= 0 && lists[static_cast<std::size_t>(r)].worker == l.worker) {
+            after_comm(out, r, 0);
+            continue;
+          }
+          // A compute-only schedule says nothing of its communication: it is lowered before it
+          // runs, so here its data arrives as on the direct network. A lowered one must post a
+          // RECV for it.
+          if (lowered) {
+            const Action recv{recv_for(input.producer), a.virtual_stage, a.microbatch, a.owner};
+            throw InputError(source,
+                             where(schedule.workers[static_cast<std::size_t>(l.worker)], a) +
+                                 ": needs data made on worker " + to_string(id_of(maker)) +
+                                 " but lists no " + to_token(recv, id.dp));
+          }
+          out.add(made, 0);
+          continue;
+        }
+        const Action producer{input.producer == Producer::kForward ? ActionType::kForward
+                                                                   : ActionType::kBackwardInput,
+                              input.virtual_stage, a.microbatch, a.owner};
+        const auto send = output_of(producer, last);
+        out.add(made, 0, send ? durations.transfer(id_of(maker), id, *send) : 0);
+      }
+    } else if (a.type == ActionType::kOptimizer) {
+      if (runtime && l.comm_before >= 0) after_comm(out, l.comm_before, 0);
+      if (barrier >= 0) out.add(barrier, 0);
+    }
   };
 
-  for (std::int32_t w = 0; w < workers; ++w) {
-    const WorkerSchedule& ws = schedule.workers[static_cast<std::size_t>(w)];
-    const std::int32_t size =
-        list_begin_[static_cast<std::size_t>(w) + 1] - list_begin_[static_cast<std::size_t>(w)];
-    // The last action of each stream in the list: what the next iteration's first ones wait for.
-    std::int32_t final_compute = -1, final_comm = -1;
-    for (std::int32_t i = size; i-- > 0;) {
-      const Stream stream = stream_of(action_at(w, i).type);
-      if (stream == Stream::kCompute && final_compute < 0) final_compute = at(w, i);
-      if (stream == Stream::kComm && final_comm < 0) final_comm = at(w, i);
-    }
-    std::int32_t last_compute = -1, last_comm = -1;
-    // The compute stream's previous action: in this iteration, else the previous one's last.
-    const auto after_compute = [&](std::int32_t to) {
-      if (last_compute >= 0) {
-        add(to, last_compute, 0);
-      } else {
-        add(to, final_compute, 1);
-      }
-    };
-    for (std::int32_t i = 0; i < size; ++i) {
-      const std::int32_t n = at(w, i);
-      const Action& a = action_at(w, i);
-      edges.open(n);
-      if (stream_of(a.type) == Stream::kComm) {
-        if (runtime) {
-          number[static_cast<std::size_t>(n)] = transfer_of[static_cast<std::size_t>(n)];
-          if (last_comm >= 0) {
-            after_comm(n, last_comm, 0);
-          } else if (final_comm >= 0) {
-            after_comm(n, final_comm, 1);
-          }
-          last_comm = n;
-        }
-        after_compute(n);
-        continue;
-      }
-      if (a.type == ActionType::kReduceGrad) {
-        // It ends with the stage's all-reduce (first: the cause a walker names on a tie), which
-        // starts when every peer has reached its REDUCE_GRAD.
-        const std::int32_t c = ws.id.stage >= 0 && ws.id.stage < layout.pp
-                                   ? collective_of[static_cast<std::size_t>(ws.id.stage)]
-                                   : -1;
-        add(n, c, 0);
-        after_compute(n);
-        if (c >= 0) after_compute(c);
-        last_compute = n;
-        continue;
-      }
-      duration[static_cast<std::size_t>(n)] = durations.action(ws.id, a);
-      after_compute(n);
-      if (is_compute(a.type) && ActionIndex::fits(layout, ws.id, a)) {
-        for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
-          const std::int32_t p =
-              input.producer == Producer::kForward
-                  ? index.first(ChunkAction::kF, a.owner, input.virtual_stage, a.microbatch)
-                  : index.first_backward(a.owner, input.virtual_stage, a.microbatch);
-          if (p < 0) continue;
-          const std::int32_t pw = worker_of(p);
-          if (pw == w) {
-            add(n, p, 0);
-            continue;
-          }
-          if (runtime) {
-            const std::int32_t r = index.first(*chunk_action(recv_for(input.producer)), a.owner,
-                                               a.virtual_stage, a.microbatch);
-            if (r >= 0 && worker_of(r) == w) {
-              after_comm(n, r, 0);
-              continue;
-            }
-            // A compute-only schedule says nothing of its communication: it is lowered before it
-            // runs, so here its data arrives as on the direct network. A lowered one must post a
-            // RECV for it.
-            if (lowered) {
-              const Action recv{recv_for(input.producer), a.virtual_stage, a.microbatch, a.owner};
-              throw InputError(source, where(ws, a) + ": needs data made on worker " +
-                                           to_string(id_of(pw)) + " but lists no " +
-                                           to_token(recv, ws.id.dp));
-            }
-            add(n, p, 0);
-            continue;
-          }
-          const auto send =
-              output_of(action_at(pw, position[static_cast<std::size_t>(p)].index), last);
-          add(n, p, 0, send ? durations.transfer(id_of(pw), ws.id, *send) : 0);
-        }
-      } else if (a.type == ActionType::kOptimizer) {
-        if (runtime && last_comm >= 0) after_comm(n, last_comm, 0);
-        if (barrier >= 0) {
-          add(n, barrier, 0);
-          after_compute(barrier);  // the worker reaches the barrier when its OPT could start
-          if (runtime && last_comm >= 0) after_comm(barrier, last_comm, 0);
-        }
-      }
-      last_compute = n;
-    }
-  }
-  for (std::size_t t = 0; t < ends.size(); ++t) {
-    const auto [s, r] = ends[t];
-    const std::int32_t node = first_transfer + static_cast<std::int32_t>(t);
-    kind[static_cast<std::size_t>(node)] = NodeKind::kTransfer;
-    number[static_cast<std::size_t>(node)] = static_cast<std::int32_t>(t);
-    const Position from = position[static_cast<std::size_t>(s)];
-    const Position to = position[static_cast<std::size_t>(r)];
-    duration[static_cast<std::size_t>(node)] = durations.transfer(
-        id_of(from.worker), id_of(to.worker), action_at(from.worker, from.index));
-    edges.open(node);
-    add(node, s, 0);
-    if (!options.eager_sends) add(node, r, 0);
-  }
-  for (std::size_t c = 0; c < collectives.size(); ++c) {
-    const auto node = static_cast<std::size_t>(collectives[c]);
-    kind[node] = NodeKind::kCollective;
-    number[node] = static_cast<std::int32_t>(c);
-    const std::int32_t stage = collective_stage_[c];
-    duration[node] = durations.all_reduce(stage, peers[static_cast<std::size_t>(stage)]);
-  }
-  if (barrier >= 0) kind[static_cast<std::size_t>(barrier)] = NodeKind::kBarrier;
-  edges.close();
-
-  renumber(edges, kind, duration, position, number);
-  for (std::int32_t& n : list_node) n = rename_[static_cast<std::size_t>(n)];
-  list_node_ = std::move(list_node);
-  for (const auto& [s, r] : ends) {
-    transfer_ends_.emplace_back(rename_[static_cast<std::size_t>(s)],
-                                rename_[static_cast<std::size_t>(r)]);
-  }
-  for (std::size_t t = 0; t < ends.size(); ++t)
-    transfer_node_.push_back(rename_[static_cast<std::size_t>(first_transfer) + t]);
-  for (const std::int32_t c : collectives)
-    collective_node_.push_back(rename_[static_cast<std::size_t>(c)]);
-  rename_ = {};
-}
-
-void ExecutionGraph::renumber(const detail::EdgeBuffer& edges, const std::vector<NodeKind>& kind,
-                              const std::vector<Nanos>& duration,
-                              const std::vector<Position>& position,
-                              const std::vector<std::int32_t>& number) {
-  // Kahn's algorithm with a stack (depth first, so a worker's list is followed as far as it can
-  // be); each node gets the next number when it is taken, and its edges are copied then, so they
-  // come out in the new order in one pass.
-  const std::size_t n = kind.size();
-  std::vector<std::int32_t> first_out(n + 1, 0);
-  std::vector<std::int32_t> waiting(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
-      const std::uint32_t p = edges.pred(e);
-      if (p >> 31) continue;
-      ++first_out[(p & kFrom) + 1];
-      ++waiting[v];
-    }
-  }
-  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
-  {
-    std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
-    for (std::size_t v = 0; v < n; ++v) {
-      for (std::int32_t e = edges.begin(v); e < edges.end(v); ++e) {
-        const std::uint32_t p = edges.pred(e);
-        if (p >> 31) continue;
-        out[static_cast<std::size_t>(fill[p & kFrom]++)] = static_cast<std::int32_t>(v);
-      }
-    }
-  }
-  rename_.assign(n, -1);
-  kind_.resize(n);
-  duration_.resize(n);
-  position_.resize(n);
-  transfer_index_.resize(n);
-  first_edge_.assign(n + 1, 0);
-  pred_.reserve(edges.size());
-  if (edges.delays()) delay_.reserve(edges.size());
-  std::vector<std::int32_t> previous_iteration;  // edges whose source is renamed at the end
-  const auto take = [&](std::size_t old, std::size_t k) {
-    rename_[old] = static_cast<std::int32_t>(k);
-    kind_[k] = kind[old];
-    duration_[k] = duration[old];
-    position_[k] = position[old];
-    transfer_index_[k] = number[old];
-    for (std::int32_t e = edges.begin(old); e < edges.end(old); ++e) {
-      const std::uint32_t p = edges.pred(e);
-      if (p >> 31) {
+  // The walk: each worker's streams run in list order as far as they can; a stream stops at a node
+  // with an unnumbered predecessor on another list and waits on it, and goes on when that one is
+  // numbered. This finds every node that can run, because each stream is a chain of the graph
+  // (every node of a stream waits for the stream's previous one, directly or through its transfer;
+  // on the direct network a SEND/RECV waits only for the compute before it, so the ready ones are
+  // a prefix). Nodes on no list (transfers, all-reduces, the barrier) are numbered when a list
+  // node needs them and they can be. Each node's edges go into the graph when it is numbered, so
+  // the graph comes out in one pass, and a worker's nodes mostly follow each other.
+  std::vector<std::int32_t> number(nodes, -1);  // provisional -> final
+  kind_.resize(nodes);
+  duration_.resize(nodes);
+  position_.resize(nodes);
+  transfer_index_.resize(nodes);
+  first_edge_.assign(nodes + 1, 0);
+  pred_.reserve(nodes * 2 + nodes / 2);
+  std::vector<std::int32_t> previous_iteration;  // edges whose source is numbered at the end
+  std::int32_t numbered = 0;
+  bool delays = false;
+  const auto emit = [&](std::int32_t p, std::span<const Pred> preds, NodeKind kind, Nanos duration,
+                        Position position, std::int32_t transfer) {
+    const auto k = static_cast<std::size_t>(number[static_cast<std::size_t>(p)] >= 0
+                                                ? number[static_cast<std::size_t>(p)]
+                                                : numbered++);
+    number[static_cast<std::size_t>(p)] = static_cast<std::int32_t>(k);
+    kind_[k] = kind;
+    duration_[k] = duration;
+    position_[k] = position;
+    transfer_index_[k] = transfer;
+    for (const Pred& pred : preds) {
+      if (pred.distance != 0) {
         previous_iteration.push_back(static_cast<std::int32_t>(pred_.size()));
-        pred_.push_back(p);
+        pred_.push_back(static_cast<std::uint32_t>(pred.from) | kPrevious);
       } else {
-        pred_.push_back(static_cast<std::uint32_t>(rename_[p & kFrom]));
+        pred_.push_back(static_cast<std::uint32_t>(number[static_cast<std::size_t>(pred.from)]));
       }
-      if (edges.delays()) delay_.push_back(edges.delay(e));
+      if (pred.delay != 0 && !delays) {  // delays are stored once one is not zero
+        delays = true;
+        delay_.assign(pred_.size() - 1, 0);
+      }
+      if (delays) delay_.push_back(pred.delay);
     }
     first_edge_[k + 1] = static_cast<std::int32_t>(pred_.size());
   };
-  std::vector<std::int32_t> stack;
-  for (std::size_t v = n; v-- > 0;) {
-    if (waiting[v] == 0) stack.push_back(static_cast<std::int32_t>(v));
-  }
-  std::size_t next = 0;
-  while (!stack.empty()) {
-    const auto v = static_cast<std::size_t>(stack.back());
-    stack.pop_back();
-    take(v, next++);
-    // The node numbered right after it (provisionally: its worker's next list action) goes on
-    // top, so the walk follows a list while it can and reads the buffers front to back.
-    bool follow = false;
-    for (std::int32_t k = first_out[v]; k < first_out[v + 1]; ++k) {
-      const std::int32_t to = out[static_cast<std::size_t>(k)];
-      if (--waiting[static_cast<std::size_t>(to)] != 0) continue;
-      if (static_cast<std::size_t>(to) == v + 1) {
-        follow = true;
+  const auto emit_list = [&](std::int32_t p, const ListPreds& preds) {
+    const ListNode& l = lists[static_cast<std::size_t>(p)];
+    const Action& a = action(l.worker, l.index);
+    const bool timed = stream_of(a.type) == Stream::kCompute && a.type != ActionType::kReduceGrad;
+    emit(p, preds.view(), NodeKind::kAction, timed ? durations.action(id_of(l.worker), a) : 0,
+         {l.worker, l.index},
+         runtime && p < actions ? transfer_of[static_cast<std::size_t>(p)] : -1);
+  };
+  // The predecessors of a node on no list: a transfer's SEND and RECV (its SEND alone with eager
+  // sends), the arrivals at an all-reduce or the barrier.
+  const auto other_preds = [&](std::int32_t p,
+                               std::array<Pred, 2>& transfer) -> std::span<const Pred> {
+    if (p < first_collective) {
+      const auto [s, r] = ends[static_cast<std::size_t>(p - first_transfer)];
+      transfer = {Pred{s, 0, 0}, Pred{r, 0, 0}};
+      return {transfer.data(), options.eager_sends ? 1U : 2U};
+    }
+    return arrivals_of(p).at;
+  };
+  const auto emit_other = [&](std::int32_t p, std::span<const Pred> preds) {
+    if (p < first_collective) {
+      const auto t = static_cast<std::size_t>(p - first_transfer);
+      const auto [s, r] = ends[t];
+      const ListNode& from = lists[static_cast<std::size_t>(s)];
+      const ListNode& to = lists[static_cast<std::size_t>(r)];
+      emit(p, preds, NodeKind::kTransfer,
+           durations.transfer(id_of(from.worker), id_of(to.worker), action_of(s)), {},
+           static_cast<std::int32_t>(t));
+    } else if (p != barrier) {
+      const auto c = static_cast<std::size_t>(p - first_collective);
+      const std::int32_t stage = collective_stage_[c];
+      emit(p, preds, NodeKind::kCollective,
+           durations.all_reduce(stage, peers[static_cast<std::size_t>(stage)]), {},
+           static_cast<std::int32_t>(c));
+    } else {
+      emit(p, preds, NodeKind::kBarrier, 0, {}, -1);
+    }
+  };
+  // Waiting: a stream waits on one node at a time, and so does a node on no list that cannot be
+  // numbered yet; each waiter is on an intrusive list of the node it waits on. Waiter numbers:
+  // stream s is s, the node on no list p is streams + (p - first_transfer).
+  const auto streams = static_cast<std::int32_t>(cursor.size());
+  std::vector<std::int32_t> first_waiter(nodes, -1);
+  std::vector<std::int32_t> next_waiter(
+      cursor.size() + nodes - static_cast<std::size_t>(first_transfer), -1);
+  std::vector<char> waiting(nodes - static_cast<std::size_t>(first_transfer), 0);
+  std::vector<std::int32_t> ready;  // streams that may go on
+  std::vector<std::int32_t> retry;  // nodes on no list whose blocker is numbered
+  ready.reserve(cursor.size());
+  std::vector<std::int32_t> scanned(nodes - static_cast<std::size_t>(first_transfer), 0);
+  std::array<Pred, 2> scratch{};
+  const auto wait_on = [&](std::int32_t node, std::int32_t waiter) {
+    next_waiter[static_cast<std::size_t>(waiter)] = first_waiter[static_cast<std::size_t>(node)];
+    first_waiter[static_cast<std::size_t>(node)] = waiter;
+  };
+  const auto wake = [&](std::int32_t node) {
+    for (std::int32_t w = first_waiter[static_cast<std::size_t>(node)]; w >= 0;
+         w = next_waiter[static_cast<std::size_t>(w)]) {
+      if (w < streams) {
+        ready.push_back(w);
       } else {
-        stack.push_back(to);
+        waiting[static_cast<std::size_t>(w - streams)] = 0;
+        retry.push_back(first_transfer + (w - streams));
       }
     }
-    if (follow) stack.push_back(static_cast<std::int32_t>(v + 1));
-  }
-  if (next < n) {
-    // A cycle: keep the numbers and mark the nodes that were never reached.
-    stuck_.assign(n, 1);
-    for (std::size_t v = 0; v < n; ++v) {
-      if (rename_[v] >= 0) stuck_[v] = 0;
+    first_waiter[static_cast<std::size_t>(node)] = -1;
+  };
+  // Numbers node `p` on no list if it can be, pulling in those it needs; else it waits on the
+  // first predecessor that is not numbered and the function returns false. Its predecessors are
+  // checked once each (a numbered one stays numbered).
+  const auto try_other = [&](const auto& self, std::int32_t p) -> bool {
+    if (number[static_cast<std::size_t>(p)] >= 0) return true;
+    if (waiting[static_cast<std::size_t>(p - first_transfer)] != 0) return false;
+    std::array<Pred, 2> own{};
+    const std::span<const Pred> preds = other_preds(p, own);
+    std::int32_t& from = scanned[static_cast<std::size_t>(p - first_transfer)];
+    for (; from < static_cast<std::int32_t>(preds.size()); ++from) {
+      const Pred& pred = preds[static_cast<std::size_t>(from)];
+      if (pred.distance != 0 || number[static_cast<std::size_t>(pred.from)] >= 0) continue;
+      if (pred.from >= list_nodes && self(self, pred.from)) continue;
+      waiting[static_cast<std::size_t>(p - first_transfer)] = 1;
+      wait_on(pred.from, streams + (p - first_transfer));
+      return false;
     }
-    pred_.clear();
-    delay_.clear();
-    previous_iteration.clear();
-    for (std::size_t v = 0; v < n; ++v) rename_[v] = static_cast<std::int32_t>(v);
-    for (std::size_t v = 0; v < n; ++v) take(v, v);
+    emit_other(p, preds);
+    wake(p);
+    return true;
+  };
+  ListPreds preds;
+  // Numbers list node `p` if it can be; else returns the node to wait on.
+  const auto try_list = [&](std::int32_t p) -> std::int32_t {
+    rules(p, preds);
+    for (const Pred& pred : preds.view()) {
+      if (pred.distance != 0 || number[static_cast<std::size_t>(pred.from)] >= 0) continue;
+      if (pred.from < list_nodes || !try_other(try_other, pred.from)) return pred.from;
+    }
+    emit_list(p, preds);
+    wake(p);
+    return -1;
+  };
+  const auto run = [&] {
+    while (!ready.empty() || !retry.empty()) {
+      if (!retry.empty()) {
+        const std::int32_t p = retry.back();
+        retry.pop_back();
+        (void)try_other(try_other, p);
+        continue;
+      }
+      const auto s = static_cast<std::size_t>(ready.back());
+      ready.pop_back();
+      for (; cursor[s] < stream_end[s]; ++cursor[s]) {
+        const std::int32_t blocker = try_list(stream_node[static_cast<std::size_t>(cursor[s])]);
+        if (blocker >= 0) {
+          wait_on(blocker, static_cast<std::int32_t>(s));
+          break;
+        }
+      }
+    }
+  };
+  try {
+    for (std::size_t s = cursor.size(); s-- > 0;) ready.push_back(static_cast<std::int32_t>(s));
+    run();
+    // Nodes on no list that no list node waits for (a last transfer nobody reads).
+    for (auto p = static_cast<std::int32_t>(first_transfer); p < static_cast<std::int32_t>(nodes);
+         ++p) {
+      (void)try_other(try_other, p);
+    }
+    run();
+    if (numbered < static_cast<std::int32_t>(nodes)) {
+      // A cycle: the nodes that never ran (those of the cycle and those waiting on one) are
+      // numbered after the others, in list order, then with their edges.
+      stuck_.assign(nodes, 0);
+      std::vector<std::int32_t> rest;
+      for (std::int32_t p : list_node) {
+        if (number[static_cast<std::size_t>(p)] < 0) rest.push_back(p);
+      }
+      for (auto p = static_cast<std::int32_t>(first_transfer); p < static_cast<std::int32_t>(nodes);
+           ++p) {
+        if (number[static_cast<std::size_t>(p)] < 0) rest.push_back(p);
+      }
+      for (const std::int32_t p : rest) {
+        stuck_[static_cast<std::size_t>(numbered)] = 1;
+        number[static_cast<std::size_t>(p)] = numbered++;
+      }
+      for (const std::int32_t p : rest) {
+        if (p < list_nodes) {
+          rules(p, preds);
+          emit_list(p, preds);
+        } else {
+          emit_other(p, other_preds(p, scratch));
+        }
+      }
+    }
+  } catch (const InputError&) {
+    // Report the first problem in list order, whichever the walk met first.
+    for (std::int32_t p : list_node) rules(p, preds);
+    throw;
   }
   for (const std::int32_t e : previous_iteration) {
     std::uint32_t& p = pred_[static_cast<std::size_t>(e)];
-    p = static_cast<std::uint32_t>(rename_[p & kFrom]) | (p & ~kFrom);
+    p = static_cast<std::uint32_t>(number[p & kFrom]) | kPrevious;
     carried_.push_back(static_cast<std::int32_t>(p & kFrom));
   }
   std::sort(carried_.begin(), carried_.end());
   carried_.erase(std::unique(carried_.begin(), carried_.end()), carried_.end());
+
+  for (std::int32_t& n : list_node) n = number[static_cast<std::size_t>(n)];
+  list_node_ = std::move(list_node);
+  for (const auto& [s, r] : ends) {
+    transfer_ends_.emplace_back(number[static_cast<std::size_t>(s)],
+                                number[static_cast<std::size_t>(r)]);
+  }
+  for (std::size_t t = 0; t < ends.size(); ++t)
+    transfer_node_.push_back(number[static_cast<std::size_t>(first_transfer) + t]);
+  for (std::size_t c = 0; c < collective_stage_.size(); ++c)
+    collective_node_.push_back(number[static_cast<std::size_t>(first_collective) + c]);
 }
 
 void ExecutionGraph::reorder(std::int32_t worker, std::span<const std::int32_t> nodes) {

@@ -12,8 +12,9 @@
 //  - Node: an action of a worker's list; the REDUCE_GRAD and OPT a worker implies when it lists
 //    none (after its last action: the runtime all-reduces and steps after the schedule); one
 //    transfer per SEND (runtime network); one all-reduce per stage; the optimizer barrier (barrier
-//    mode). Nodes are numbered in a topological order of the same-iteration edges (a depth-first
-//    one, which follows each worker's list), so a walk reads memory front to back; use node(),
+//    mode). Nodes are numbered in a topological order of the same-iteration edges (found by running
+//    each worker's streams as far as they go, so a worker's nodes mostly follow each other), so a
+//    walk reads memory front to back; use node(),
 //    position() and the transfer and all-reduce indexes rather than assuming a numbering.
 //  - Edge: `from` -> node, meaning the node starts no earlier than `from` ended (in the previous
 //    iteration when `distance` is 1) plus `delay`.
@@ -41,10 +42,6 @@
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
-
-namespace detail {
-class EdgeBuffer;
-}  // namespace detail
 
 enum class Network : std::uint8_t { kDirect, kRuntime };
 
@@ -213,9 +210,6 @@ class ExecutionGraph {
   template <typename Durations>
   void build(const Schedule& schedule, const Durations& durations, const GraphOptions& options,
              const std::string& source);
-  void renumber(const detail::EdgeBuffer& edges, const std::vector<NodeKind>& kind,
-                const std::vector<Nanos>& duration, const std::vector<Position>& position,
-                const std::vector<std::int32_t>& number);
 
   const Schedule* schedule_ = nullptr;
   std::vector<NodeKind> kind_;
@@ -232,9 +226,8 @@ class ExecutionGraph {
   std::vector<std::pair<std::int32_t, std::int32_t>> transfer_ends_;  // SEND, RECV node
   std::vector<std::int32_t> collective_node_;
   std::vector<std::int32_t> collective_stage_;
-  std::vector<char> stuck_;  // empty when ordered; else the nodes Kahn's algorithm never reached
+  std::vector<char> stuck_;  // empty when ordered; else the nodes the numbering never reached
   std::vector<std::int32_t> carried_;
-  std::vector<std::int32_t> rename_;  // while building: provisional number -> final
   bool reordered_ = false;
 };
 

@@ -27,7 +27,9 @@ struct SteadyState {
   Nanos period = 0;             ///< steady-state iteration time
   std::int32_t iterations = 0;  ///< iterations walked
   std::int32_t cycle = 1;       ///< the times repeat every `cycle` iterations; period is the mean
-  bool settled = true;          ///< false: no repetition within the limit; period = last difference
+  /// false: no repetition within the limit; period = the last difference (after one iteration:
+  /// the makespan, which bounds the period from above)
+  bool settled = true;
 };
 
 inline constexpr std::int32_t kMaxSteadyStateIterations = 64;

@@ -239,12 +239,30 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   for (std::size_t i = 1; i < candidates.size(); ++i) {
     if (better(candidates[i], candidates[best])) best = i;
   }
-  Candidate chosen = std::move(candidates[best]);
+  Candidate chosen = candidates[best];
   RECYCLE_ASSERT(chosen.estimate.has_value(), "every candidate order deadlocked");
   // Step 3: the search, on small layouts.
   if (options.search_work > 0 && actions <= kSearchActions)
     chosen = improve(skeleton, model, options, std::move(chosen));
-  return {std::move(chosen.workers), *chosen.estimate};
+  // Step 4: on a network that is not free, the ranking by the network the plan runs on.
+  if (model.cluster.free() || options.run.network == Network::kDirect || actions > kSearchActions)
+    return {std::move(chosen.workers), *chosen.estimate};
+  const auto run = [&](std::vector<WorkerSchedule> workers) {
+    Schedule s = skeleton;
+    s.workers = std::move(workers);
+    Candidate c;
+    c.estimate = steady_state(s, model, options.run);
+    c.workers = std::move(s.workers);
+    return c;
+  };
+  Candidate ranked = run(std::move(chosen.workers));
+  std::vector<Candidate> others =
+      run_all(candidates.size(), [&](std::size_t i) { return run(candidates[i].workers); });
+  for (Candidate& c : others) {
+    if (better(c, ranked)) ranked = std::move(c);
+  }
+  RECYCLE_ASSERT(ranked.estimate.has_value(), "every candidate order deadlocked");
+  return {std::move(ranked.workers), *ranked.estimate, true};
 }
 
 }  // namespace recycle::planner

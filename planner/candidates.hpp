@@ -11,6 +11,10 @@
 //     cost model, nothing on a free network). The first best candidate wins.
 //  3. Search (optional, small layouts): the order search of planner/order_search.hpp from the
 //     winner and from list schedules whose ties between micro-batches follow random ranks.
+//  4. On a network that is not free, small layouts: the candidates and the search's result are
+//     ranked again by their steady state on the network the plan runs on (OrderPlanOptions::run;
+//     by default torch's runtime, where each worker's transfers queue on one stream), which the
+//     direct network leaves out.
 // Layouts with more than kTimedActions actions, where timing a candidate over iterations costs
 // several times its list schedule, keep four candidates (the limit with no look-ahead, with the
 // W look-ahead, with both; 1F1B's share + 2 with none) and compare them by their first
@@ -44,11 +48,18 @@ struct OrderPlanOptions {
   bool defer_rerouted_w = true;            ///< re-routed Ws after the worker's own
   bool fault_free_orders = false;          ///< also try split 1F1B and ZB-H1
   std::int64_t search_work = 0;            ///< 0: no search
+  /// How the plan will run. On a network that is not free the direct estimate leaves out the
+  /// communication streams' waits, so on layouts up to kSearchActions the candidates and the
+  /// search's result are finally ranked by their steady state run this way.
+  RunOptions run;
 };
 
 struct OrderPlan {
   std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions
-  SteadyState estimate;  ///< on the direct network (one iteration above kTimedActions)
+  /// The objective: as `run` says when the final ranking took place, else on the direct network
+  /// (one iteration above kTimedActions).
+  SteadyState estimate;
+  bool ranked_on_run = false;  ///< whether step 4 took place (the estimate is on `run`)
 };
 
 /// The best orders for the routes and optimizer mode of `skeleton` (interleave 1).

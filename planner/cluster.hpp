@@ -50,6 +50,12 @@ class Cluster {
   [[nodiscard]] std::int64_t last_node(WorkerId worker) const noexcept;
   /// True when both workers lie wholly on one and the same node.
   [[nodiscard]] bool same_node(WorkerId a, WorkerId b) const noexcept;
+  /// Whether relabelling the pipelines (dp indices) leaves every cost unchanged: a free network,
+  /// or each pipeline on whole nodes of its own (pp x tensor_parallel a multiple of the GPUs per
+  /// node). Failure sets are normalized (planner/failures.hpp) only then.
+  [[nodiscard]] bool pipelines_interchangeable() const noexcept {
+    return free_ || (static_cast<std::int64_t>(pp_) * tensor_parallel_) % gpus_per_node_ == 0;
+  }
 
   [[nodiscard]] const Link& link(WorkerId a, WorkerId b) const noexcept;
   [[nodiscard]] Nanos transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noexcept;

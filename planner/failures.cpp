@@ -8,6 +8,19 @@
 
 namespace recycle::planner {
 
+namespace {
+
+/// "0:3,0:5,1:2" for sorted workers.
+std::string key_of(const std::vector<WorkerId>& failed) {
+  std::string key;
+  for (const WorkerId& w : failed) {
+    key += (key.empty() ? "" : ",") + std::to_string(w.dp) + ":" + std::to_string(w.stage);
+  }
+  return key;
+}
+
+}  // namespace
+
 std::vector<WorkerId> parse_failures(const std::string& text, const Layout& layout,
                                      const std::string& flag) {
   std::vector<WorkerId> failed;
@@ -56,9 +69,18 @@ CanonicalFailures canonicalize(const std::vector<WorkerId>& failed, const Layout
   for (const WorkerId& w : failed)
     c.failed.push_back({c.to_canonical[static_cast<std::size_t>(w.dp)], w.stage});
   std::sort(c.failed.begin(), c.failed.end());
-  for (const WorkerId& w : c.failed) {
-    c.key += (c.key.empty() ? "" : ",") + std::to_string(w.dp) + ":" + std::to_string(w.stage);
-  }
+  c.key = key_of(c.failed);
+  return c;
+}
+
+CanonicalFailures keep_labels(const std::vector<WorkerId>& failed, const Layout& layout) {
+  CanonicalFailures c;
+  c.to_original.resize(static_cast<std::size_t>(layout.dp));
+  std::iota(c.to_original.begin(), c.to_original.end(), 0);
+  c.to_canonical = c.to_original;
+  c.failed = failed;
+  std::sort(c.failed.begin(), c.failed.end());
+  c.key = key_of(c.failed);
   return c;
 }
 

@@ -4,7 +4,9 @@
 // 0, which 1) need the same plan, relabelled. The canonical form orders the pipelines by their
 // failed stages: pipelines with more failures first, then by the sorted list of failed stages,
 // then by original index; fault-free pipelines last. Plans are made (and stored in plan tables)
-// in canonical labels and mapped back.
+// in canonical labels and mapped back. That needs interchangeable pipelines
+// (Cluster::pipelines_interchangeable): where several pipelines share a node, relabelling them
+// changes which transfers stay inside a node, and plans keep the original labels.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,9 @@ struct CanonicalFailures {
 
 [[nodiscard]] CanonicalFailures canonicalize(const std::vector<WorkerId>& failed,
                                              const Layout& layout);
+/// The failure set in its own labels (identity maps; the key names the original workers).
+[[nodiscard]] CanonicalFailures keep_labels(const std::vector<WorkerId>& failed,
+                                            const Layout& layout);
 
 /// Relabels every dp index (workers, owners, failed workers, routes) through `to_new` and re-sorts.
 [[nodiscard]] Schedule relabel(const Schedule& schedule, const std::vector<std::int32_t>& to_new);

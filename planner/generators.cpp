@@ -119,7 +119,8 @@ std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
 }
 
 std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostModel& model,
-                                              std::int32_t memory_limit, bool staggered_optimizer) {
+                                              std::int32_t memory_limit, bool staggered_optimizer,
+                                              const RunOptions& run) {
   Schedule skeleton;
   skeleton.layout = layout;
   skeleton.layout.dp = 1;  // every pipeline runs the same lists
@@ -127,6 +128,7 @@ std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostMo
   OrderPlanOptions options;
   options.memory_limit = uniform_limit(skeleton.layout, memory_limit);
   options.fault_free_orders = true;
+  options.run = run;
   std::vector<std::vector<Action>> out;
   for (WorkerSchedule& w : plan_orders(skeleton, model, options).workers)
     out.push_back(std::move(w.actions));
@@ -152,7 +154,7 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     if (model.compute.virtual_stages.empty())
       model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
     const std::int32_t limit = options.memory_limit.value_or(2 * layout.pp - 1);
-    stage_orders = zb_h2_orders(layout, model, limit, options.staggered_optimizer);
+    stage_orders = zb_h2_orders(layout, model, limit, options.staggered_optimizer, options.run);
   }
   for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
     if (name == "gpipe") {

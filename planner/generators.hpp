@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "planner/cost_model.hpp"
+#include "planner/period.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::planner {
@@ -32,6 +33,7 @@ struct GeneratorOptions {
   CostModel model;
   std::optional<std::int32_t> memory_limit;  ///< micro-batches of activations per worker
   bool staggered_optimizer = false;          ///< the optimizer mode the schedule runs under
+  RunOptions run;                            ///< zb-h2: how it will run (OrderPlanOptions::run)
 };
 
 /// The names accepted by generate_fault_free, in the order `--help` lists them.
@@ -52,6 +54,7 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,
                                                             const CostModel& model,
                                                             std::int32_t memory_limit,
-                                                            bool staggered_optimizer);
+                                                            bool staggered_optimizer,
+                                                            const RunOptions& run = {});
 
 }  // namespace recycle::planner

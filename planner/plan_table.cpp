@@ -70,6 +70,15 @@ std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout,
 
 PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures,
                            std::size_t max_sets) {
+  if (!base.model.cluster.pipelines_interchangeable()) {
+    throw InputError("--profile",
+                     "a plan table stores one plan per failure set up to relabelling the "
+                     "pipelines, which needs each pipeline on whole nodes of its own: pp " +
+                         std::to_string(base.layout.pp) + " x tensor parallel " +
+                         std::to_string(base.model.cluster.tensor_parallel()) +
+                         " GPUs is not a multiple of the " +
+                         std::to_string(base.model.cluster.gpus_per_node()) + " GPUs per node");
+  }
   PlanTable table;
   table.layout = base.layout;
   table.max_failures = max_failures;

@@ -29,20 +29,21 @@ std::optional<RecyclePlan> infeasible(const Layout& layout, const std::vector<Wo
   return plan;
 }
 
-Schedule skeleton(const Layout& layout, const std::vector<WorkerId>& failed,
-                  std::string generator) {
+Schedule skeleton(const Layout& layout, const std::vector<WorkerId>& failed, std::string generator,
+                  const CostModel& model = {}) {
   Schedule s;
   s.generator = std::move(generator);
   s.layout = layout;
   s.failed = failed;
   std::sort(s.failed.begin(), s.failed.end());
-  s.routes = balanced_routes(layout, s.failed);
+  s.routes = balanced_routes(layout, s.failed, model);
   return s;
 }
 
 }  // namespace
 
-std::vector<Route> balanced_routes(const Layout& layout, const std::vector<WorkerId>& failed) {
+std::vector<Route> balanced_routes(const Layout& layout, const std::vector<WorkerId>& failed,
+                                   const CostModel& model) {
   std::vector<char> down(static_cast<std::size_t>(layout.workers()), 0);
   for (const WorkerId& w : failed) down[flat(layout, w.dp, w.stage)] = 1;
   std::vector<std::int32_t> extra(static_cast<std::size_t>(layout.workers()), 0);
@@ -56,14 +57,35 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
   });
   std::vector<Route> routes;
   routes.reserve(order.size() * static_cast<std::size_t>(layout.microbatches));
+  // Where stage `stage` of the owner's micro-batch runs, as far as the routes made so far say
+  // (stages are routed in ascending order, so a later failed stage is not known yet: -1).
+  std::vector<std::int32_t> routed(down.size() * static_cast<std::size_t>(layout.microbatches), -1);
+  const auto host = [&](std::int32_t owner, std::int32_t stage, std::int32_t mb) -> std::int32_t {
+    if (stage < 0 || stage >= layout.pp) return -1;
+    if (!down[flat(layout, owner, stage)]) return owner;
+    return routed[flat(layout, owner, stage) * static_cast<std::size_t>(layout.microbatches) +
+                  static_cast<std::size_t>(mb)];
+  };
+  // Moving the micro-batch's activations and gradients between peer (d, s) and the workers that
+  // run its neighbouring stages.
+  const auto transfers = [&](const WorkerId& f, std::int32_t mb, std::int32_t d) {
+    Nanos t = 0;
+    for (const std::int32_t s : {f.stage - 1, f.stage + 1}) {
+      const std::int32_t h = host(f.dp, s, mb);
+      if (h < 0) continue;
+      const Bytes bytes = model.send_bytes({ActionType::kSendF, std::min(s, f.stage), mb, f.dp});
+      t += 2 * model.cluster.transfer_time({h, s}, {d, f.stage}, bytes);
+    }
+    return t;
+  };
   for (const WorkerId& f : order) {
     for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
       std::int32_t best = -1;
-      std::tuple<std::int32_t, std::int32_t, std::int32_t> best_key{};
+      std::tuple<std::int32_t, Nanos, std::int32_t, std::int32_t> best_key{};
       for (std::int32_t d = 0; d < layout.dp; ++d) {
         if (down[flat(layout, d, f.stage)]) continue;
-        const std::tuple<std::int32_t, std::int32_t, std::int32_t> key{
-            load(d, f.stage), load(d, f.stage - 1) + load(d, f.stage + 1), d};
+        const std::tuple<std::int32_t, Nanos, std::int32_t, std::int32_t> key{
+            load(d, f.stage), transfers(f, mb, d), load(d, f.stage - 1) + load(d, f.stage + 1), d};
         if (best < 0 || key < best_key) {
           best = d;
           best_key = key;
@@ -71,6 +93,8 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
       }
       RECYCLE_ASSERT(best >= 0, "re-routing a stage with no live worker");
       ++extra[flat(layout, best, f.stage)];
+      routed[flat(layout, f.dp, f.stage) * static_cast<std::size_t>(layout.microbatches) +
+             static_cast<std::size_t>(mb)] = best;
       routes.push_back({f.dp, f.stage, mb, best});
     }
   }
@@ -81,14 +105,16 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
 RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (auto no = infeasible(options.layout, options.failed)) return *no;
   const Layout& layout = options.layout;
-  const CanonicalFailures canonical = canonicalize(options.failed, layout);
+  const CanonicalFailures canonical = options.model.cluster.pipelines_interchangeable()
+                                          ? canonicalize(options.failed, layout)
+                                          : keep_labels(options.failed, layout);
   CostModel model = options.model;
   if (model.compute.virtual_stages.empty())
     model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
   const std::int32_t limit = options.memory_limit.value_or(layout.pp);
   // Without failures every pipeline runs the same lists: plan one and copy it.
   const bool fault_free = canonical.failed.empty();
-  Schedule skel = skeleton(layout, canonical.failed, "recycle");
+  Schedule skel = skeleton(layout, canonical.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
   if (fault_free) skel.layout.dp = 1;
 
@@ -97,6 +123,7 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   plan_options.defer_rerouted_w = options.defer_rerouted_w;
   plan_options.fault_free_orders = fault_free;
   plan_options.search_work = options.search_work;
+  plan_options.run = options.run;
   OrderPlan best = plan_orders(skel, model, plan_options);
 
   Schedule planned = skel;
@@ -117,6 +144,9 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   plan.feasible = true;
   plan.schedule = relabel(planned, canonical.to_original);
   plan.estimate = best.estimate;
+  // Timed as it will run: the lowering breaks ties between transfers by the order of the
+  // workers, which relabelling changes, and a fault-free plan was made for one pipeline.
+  if (best.ranked_on_run) plan.estimate = *steady_state(plan.schedule, model, options.run);
   return plan;
 }
 

@@ -57,7 +57,7 @@ int run_generate(const PlanOptions& o) {
   const planner::Layout layout = o.layout.layout();
   const planner::CostModel model = o.layout.model_for(layout);
   std::string why;
-  const auto made = o.request.make(layout, model, why);
+  const auto made = o.request.make(layout, model, o.layout.run_options(), why);
   if (!made) {
     std::printf("infeasible: %s\n", why.c_str());
     return kExitFailed;

@@ -138,6 +138,7 @@ bool ScheduleRequest::staggered_optimizer() const {
 
 std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& layout,
                                                        const planner::CostModel& model,
+                                                       const planner::RunOptions& run,
                                                        std::string& why) const {
   const auto failed = planner::parse_failures(fail, layout);
   const bool recycle = name == "recycle";
@@ -162,6 +163,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     gen.model = model;
     gen.memory_limit = memory_limit;
     gen.staggered_optimizer = staggered_optimizer();
+    gen.run = run;
     planner::Schedule schedule = planner::generate_fault_free(name, gen);
     enforce_memory_limit(schedule, memory_limit);
     return schedule;
@@ -182,6 +184,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     options.model = model;
     options.memory_limit = memory_limit;
     options.staggered_optimizer = staggered_optimizer();
+    options.run = run;
     plan = planner::plan_recycle(options);
   } else {
     plan = planner::plan_naive_reroute(layout, failed);

@@ -33,11 +33,13 @@ struct ScheduleRequest {
   [[nodiscard]] bool staggered_optimizer() const;
 
   /// The compute-only schedule asked for, planned against `model` for the optimizer mode asked
-  /// for. nullopt with `why` set when no schedule exists (every replica of a stage failed);
-  /// InputError for bad flags, and when a generated schedule holds more activations than
+  /// for and for running as `run` says. nullopt with `why` set when no schedule exists (every
+  /// replica of a stage failed); InputError for bad flags, and when a generated schedule holds more
+  /// activations than
   /// --memory-limit.
   [[nodiscard]] std::optional<planner::Schedule> make(const planner::Layout& layout,
                                                       const planner::CostModel& model,
+                                                      const planner::RunOptions& run,
                                                       std::string& why) const;
 
  private:

@@ -86,7 +86,7 @@ int run_simulate(const SimulateOptions& o) {
   } else {
     const planner::Layout layout = o.layout.layout();
     std::string why;
-    auto made = o.request.make(layout, o.layout.model_for(layout), why);
+    auto made = o.request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
     if (!made) {
       std::printf("infeasible: %s\n", why.c_str());
       return kExitFailed;

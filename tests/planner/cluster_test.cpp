@@ -58,3 +58,11 @@ TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
   // On 4-GPU nodes ranks 4 and 6 sit on node 1: the ring crosses nodes, 1000 bytes at 0.1 byte/ns.
   CHECK(Cluster(hardware(4), 1, 2).all_reduce_time(peers, 1000) == 15'000 + 600);
 }
+
+TEST_CASE("pipelines are interchangeable on a free network or when each owns whole nodes") {
+  CHECK(Cluster().pipelines_interchangeable());
+  CHECK(Cluster(hardware(8), 2, 4).pipelines_interchangeable());        // 8 GPUs: one node each
+  CHECK(Cluster(hardware(8), 4, 4).pipelines_interchangeable());        // 16 GPUs: two nodes each
+  CHECK_FALSE(Cluster(hardware(8), 2, 2).pipelines_interchangeable());  // two pipelines per node
+  CHECK_FALSE(Cluster(hardware(8), 2, 3).pipelines_interchangeable());  // straddling nodes
+}

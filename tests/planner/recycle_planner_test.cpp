@@ -137,6 +137,88 @@ TEST_CASE("re-routing avoids peers whose neighbouring stage already carries re-r
   CHECK(routes == expected);
 }
 
+namespace {
+
+/// pp 2, TP 2 on 8-GPU nodes: pipelines 2k and 2k + 1 share node k. 1,000 bytes between stages;
+/// inside a node 10 ns + 1 ns per byte, between nodes 100 ns + 10 ns per byte.
+CostModel two_pipelines_per_node() {
+  CostModel model = CostModel::compute_only(Costs::uniform(2, {1, 1, 1}));
+  recycle::profiles::HardwareSpec hw;
+  hw.gpus_per_node = 8;
+  hw.intra_node_bandwidth = 1e9;
+  hw.inter_node_bandwidth = 1e8;
+  hw.intra_node_latency = 10;
+  hw.inter_node_latency = 100;
+  model.cluster = Cluster(hw, 2, 2);
+  model.output_bytes = {1000, 1000};
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE(
+    "with a network, re-routing prefers the peer on the node of the failed worker's "
+    "neighbours") {
+  // DP 4, PP 2, m 2, worker (2,0) failed; its neighbour (2,1) sits on node 1 with pipeline 3.
+  // Micro-batch 0: every peer has load 0; (3,0) is on node 1, so its activations and gradients
+  // cost 2 x (10 + 1000) = 2020 ns against 2 x (100 + 10000) for peers 0 and 1: peer 3.
+  // Micro-batch 1: peer 3 now has load 1; peers 0 and 1 tie, so the lower index: peer 0.
+  const Layout layout{4, 2, 2, 1};
+  const std::vector<Route> expected = {{2, 0, 0, 3}, {2, 0, 1, 0}};
+  CHECK(balanced_routes(layout, {{2, 0}}, two_pipelines_per_node()) == expected);
+  // On a free network only the load counts: peers 0, then 1.
+  const std::vector<Route> free = {{2, 0, 0, 0}, {2, 0, 1, 1}};
+  CHECK(balanced_routes(layout, {{2, 0}}) == free);
+  // Pipelines sharing nodes are not interchangeable: the plan keeps the failure's own labels.
+  RecycleOptions options;
+  options.layout = layout;
+  options.failed = {{2, 0}};
+  options.model = two_pipelines_per_node();
+  const RecyclePlan p = plan_recycle(options);
+  REQUIRE(p.feasible);
+  CHECK(p.schedule.routes == expected);
+  CHECK_MESSAGE(validate(p.schedule).empty(), describe(validate(p.schedule)));
+  // Nor can a plan table hold one plan per relabelled failure set.
+  CHECK_THROWS_WITH_AS((void)build_plan_table(options, 1, 100),
+                       "--profile: a plan table stores one plan per failure set up to relabelling "
+                       "the pipelines, which needs each pipeline on whole nodes of its own: pp 2 x "
+                       "tensor parallel 2 GPUs is not a multiple of the 8 GPUs per node",
+                       recycle::InputError);
+}
+
+TEST_CASE("with a network, the plan's estimate is its steady state on the network it runs on") {
+  // Four stages, 1 GB between stages over 25 GB/s between nodes (40 ms a transfer, more than a
+  // stage's F + I + W of 30 ms), each pipeline on two nodes of its own.
+  CostModel model = CostModel::compute_only(Costs::uniform(4, {10'000'000, 12'000'000, 8'000'000}));
+  model.output_bytes.assign(4, 1'000'000'000);
+  recycle::profiles::HardwareSpec hw;
+  hw.gpus_per_node = 8;
+  hw.intra_node_bandwidth = 2e11;
+  hw.inter_node_bandwidth = 2.5e10;
+  hw.intra_node_latency = 5'000;
+  hw.inter_node_latency = 20'000;
+  model.cluster = Cluster(hw, 4, 4);
+  for (const auto& [network, eager] :
+       {std::pair{Network::kRuntime, false}, std::pair{Network::kRuntime, true},
+        std::pair{Network::kDirect, false}}) {
+    CAPTURE(eager);
+    RecycleOptions options;
+    options.layout = {4, 4, 8, 1};
+    options.failed = {{1, 2}};
+    options.model = model;
+    options.run.network = network;
+    options.run.eager_sends = eager;
+    const RecyclePlan p = plan_recycle(options);
+    REQUIRE(p.feasible);
+    const auto on_its_network = network == Network::kDirect
+                                    ? direct_steady_state(p.schedule, model)
+                                    : steady_state(p.schedule, model, options.run);
+    REQUIRE(on_its_network.has_value());
+    CHECK(p.estimate.period == on_its_network->period);
+    CHECK(p.estimate.makespan == on_its_network->makespan);
+  }
+}
+
 TEST_CASE("normalization: relabelled failure sets give relabelled plans") {
   const Layout layout{4, 4, 4, 1};
   const std::vector<WorkerId> failed = {{0, 1}, {2, 3}, {2, 0}};

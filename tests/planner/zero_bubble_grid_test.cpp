@@ -52,17 +52,20 @@ struct Ours {
   Nanos recycle = 0;  ///< fault-free recycle with memory K
 };
 
+/// Both planned for, and timed on, the network `run` says.
 Ours periods(Layout layout, std::int32_t memory, const CostModel& model, const RunOptions& run) {
   GeneratorOptions gen;
   gen.layout = layout;
   gen.model = model;
   gen.memory_limit = memory;
   gen.staggered_optimizer = true;
+  gen.run = run;
   const Schedule h2 = generate_fault_free("zb-h2", gen);
   RecycleOptions options;
   options.layout = layout;
   options.model = model;
   options.memory_limit = memory;
+  options.run = run;
   const Schedule rc = plan_recycle(options).schedule;
   Ours out;
   out.zb_h2 = steady_state(h2, model, run)->period;
@@ -140,7 +143,7 @@ TEST_CASE("Zero Bubble's grid with its communication model: never worse than its
     const Ours ours = periods({1, pp, m, 1}, memory, model, direct);
     CHECK(ours.zb_h2 <= zb);
     CHECK(ours.recycle <= zb);
-    // The same schedules on the runtime network, where each transfer also holds both workers'
+    // Planned for and run on the runtime network, where each transfer also holds both workers'
     // communication streams and waits for both sides: for the record, not comparable with ZB.
     const Ours runtime = periods({1, pp, m, 1}, memory, model, {});
     char line[200];

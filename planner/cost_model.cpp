@@ -27,7 +27,11 @@ CostModel CostModel::from_profile(const profiles::Profile& profile, const Layout
     model.activation_bytes.push_back(s.activation_bytes / layout.interleave);
     model.output_bytes.push_back(s.output_bytes);
   }
-  for (const profiles::StageProfile& s : profile.stages) model.param_bytes.push_back(s.param_bytes);
+  for (const profiles::StageProfile& s : profile.stages) {
+    model.param_bytes.push_back(s.param_bytes);
+    model.state_bytes.push_back(2 * s.param_bytes + s.optimizer_state_bytes);
+  }
+  model.worker_memory = profile.hardware.memory_bytes * profile.tensor_parallel;
   model.cluster = Cluster(profile.hardware, profile.tensor_parallel, layout.pp);
   return model;
 }
@@ -44,6 +48,10 @@ Bytes CostModel::held_bytes(std::int32_t virtual_stage) const noexcept {
 
 Bytes CostModel::gradient_bytes(std::int32_t stage) const noexcept {
   return at_or_zero(param_bytes, stage);
+}
+
+Bytes CostModel::kept_bytes(std::int32_t stage) const noexcept {
+  return at_or_zero(state_bytes, stage);
 }
 
 }  // namespace recycle::planner

@@ -20,7 +20,11 @@ struct CostModel {
   std::vector<Bytes> activation_bytes;  ///< per virtual stage: held by one micro-batch from F to W
   std::vector<Bytes> output_bytes;      ///< per virtual stage: what its F sends downstream
   std::vector<Bytes> param_bytes;       ///< per physical stage: what REDUCE_GRAD all-reduces
-  Cluster cluster;                      ///< default: a free network
+  /// Per physical stage: what a worker keeps whatever it runs (parameters, their gradients, the
+  /// optimizer state).
+  std::vector<Bytes> state_bytes;
+  Bytes worker_memory = 0;  ///< GPU memory of one worker (all its GPUs); 0: not known
+  Cluster cluster;          ///< default: a free network
 
   /// Compute times only: no bytes, free network, free optimizer unless `costs.optimizer` says.
   [[nodiscard]] static CostModel compute_only(Costs costs);
@@ -38,6 +42,8 @@ struct CostModel {
   [[nodiscard]] Bytes held_bytes(std::int32_t virtual_stage) const noexcept;
   /// Bytes the all-reduce of `stage`'s gradients moves.
   [[nodiscard]] Bytes gradient_bytes(std::int32_t stage) const noexcept;
+  /// Bytes a worker of `stage` keeps whatever it runs (state_bytes).
+  [[nodiscard]] Bytes kept_bytes(std::int32_t stage) const noexcept;
 };
 
 }  // namespace recycle::planner

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "planner/candidates.hpp"
 #include "planner/list_scheduler.hpp"
+#include "planner/memory.hpp"
 
 namespace recycle::planner {
 
@@ -119,14 +120,14 @@ std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
 }
 
 std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostModel& model,
-                                              std::int32_t memory_limit, bool staggered_optimizer,
-                                              const RunOptions& run) {
+                                              std::vector<std::int32_t> memory_limit,
+                                              bool staggered_optimizer, const RunOptions& run) {
   Schedule skeleton;
   skeleton.layout = layout;
   skeleton.layout.dp = 1;  // every pipeline runs the same lists
   skeleton.staggered_optimizer = staggered_optimizer;
   OrderPlanOptions options;
-  options.memory_limit = uniform_limit(skeleton.layout, memory_limit);
+  options.memory_limit = std::move(memory_limit);
   options.fault_free_orders = true;
   options.run = run;
   std::vector<std::vector<Action>> out;
@@ -153,8 +154,9 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     CostModel model = options.model;
     if (model.compute.virtual_stages.empty())
       model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
-    const std::int32_t limit = options.memory_limit.value_or(2 * layout.pp - 1);
-    stage_orders = zb_h2_orders(layout, model, limit, options.staggered_optimizer, options.run);
+    stage_orders = zb_h2_orders(
+        layout, model, planning_limits(model, layout, options.memory_limit, 2 * layout.pp - 1),
+        options.staggered_optimizer, options.run);
   }
   for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
     if (name == "gpipe") {

@@ -50,10 +50,10 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
 /// All stages at once: the order depends on the costs, the network and the optimizer mode.
-/// `memory_limit` in micro-batches.
+/// `memory_limit` in micro-batches, per stage.
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,
                                                             const CostModel& model,
-                                                            std::int32_t memory_limit,
+                                                            std::vector<std::int32_t> memory_limit,
                                                             bool staggered_optimizer,
                                                             const RunOptions& run = {});
 

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "planner/failures.hpp"
 #include "planner/list_scheduler.hpp"
+#include "planner/memory.hpp"
 
 namespace recycle::planner {
 
@@ -111,7 +112,6 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   CostModel model = options.model;
   if (model.compute.virtual_stages.empty())
     model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
-  const std::int32_t limit = options.memory_limit.value_or(layout.pp);
   // Without failures every pipeline runs the same lists: plan one and copy it.
   const bool fault_free = canonical.failed.empty();
   Schedule skel = skeleton(layout, canonical.failed, "recycle", model);
@@ -119,7 +119,7 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (fault_free) skel.layout.dp = 1;
 
   OrderPlanOptions plan_options;
-  plan_options.memory_limit = uniform_limit(skel.layout, limit);
+  plan_options.memory_limit = planning_limits(model, layout, options.memory_limit, layout.pp);
   plan_options.defer_rerouted_w = options.defer_rerouted_w;
   plan_options.fault_free_orders = fault_free;
   plan_options.search_work = options.search_work;

@@ -6,6 +6,7 @@
 #include "planner/exact_planner.hpp"
 #include "planner/failures.hpp"
 #include "planner/generators.hpp"
+#include "planner/memory.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/plan_table_io.hpp"
 #include "planner/recycle_planner.hpp"
@@ -75,13 +76,16 @@ planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
 
 planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
                                                   const std::vector<planner::WorkerId>& failed,
-                                                  const planner::Costs& costs,
+                                                  const planner::CostModel& model,
                                                   std::string& why) const {
+  const planner::Costs& costs = model.compute;
   planner::ExactOptions options;
   options.layout = layout;
   options.failed = failed;
   options.costs = costs;
-  options.memory_limit = memory_limit;
+  // One limit for every stage: the tightest of what fits each (planner/memory.hpp).
+  const auto limits = planner::planning_limits(model, layout, memory_limit, layout.pp);
+  options.memory_limit = *std::min_element(limits.begin(), limits.end());
   options.time_limit = time_limit_s;
   options.staggered_optimizer = staggered_optimizer();
   for (const auto& c : costs.virtual_stages) {
@@ -166,6 +170,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     gen.run = run;
     planner::Schedule schedule = planner::generate_fault_free(name, gen);
     enforce_memory_limit(schedule, memory_limit);
+    planner::check_memory(schedule, model, "--profile");
     return schedule;
   }
   if (layout.interleave != 1)
@@ -175,7 +180,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     plan = look_up(layout, failed, why);
     if (!plan.feasible) return std::nullopt;
   } else if (recycle && exact) {
-    plan = solve_exact(layout, failed, model.compute, why);
+    plan = solve_exact(layout, failed, model, why);
     if (!plan.feasible) return std::nullopt;
   } else if (recycle) {
     planner::RecycleOptions options;
@@ -195,6 +200,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     return std::nullopt;
   }
   plan.schedule.staggered_optimizer = staggered_optimizer();
+  planner::check_memory(plan.schedule, model, "--profile");
   return plan.schedule;
 }
 

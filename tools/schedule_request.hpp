@@ -45,7 +45,7 @@ struct ScheduleRequest {
  private:
   [[nodiscard]] planner::RecyclePlan solve_exact(const planner::Layout& layout,
                                                  const std::vector<planner::WorkerId>& failed,
-                                                 const planner::Costs& costs,
+                                                 const planner::CostModel& model,
                                                  std::string& why) const;
   [[nodiscard]] planner::RecyclePlan look_up(const planner::Layout& layout,
                                              const std::vector<planner::WorkerId>& failed,

@@ -4,10 +4,9 @@
 #include <optional>
 #include <string>
 
-#include <spdlog/spdlog.h>
-
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "planner/memory.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/validator.hpp"
 #include "sim/chrome_trace.hpp"
@@ -99,6 +98,7 @@ int run_simulate(const SimulateOptions& o) {
   const planner::Layout layout = schedule.layout;
   const auto profile = o.layout.load_profile();
   planner::CostModel model = o.layout.model_for(layout);
+  planner::check_memory(schedule, model, "--profile");
 
   const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
   const sim::Metrics metrics = sim::compute_metrics(run, o.microbatch_size);
@@ -106,16 +106,6 @@ int run_simulate(const SimulateOptions& o) {
     throw InputError(
         profile ? "--profile" : "--costs",
         "every action takes no time, so an iteration takes none and throughput is undefined");
-  }
-  if (profile && profile->hardware.memory_bytes > 0) {
-    const Bytes memory = profile->hardware.memory_bytes * profile->tensor_parallel;
-    for (const sim::WorkerMetrics& w : metrics.workers) {
-      if (w.peak_activation_bytes <= memory) continue;
-      spdlog::warn(
-          "worker {} holds up to {} bytes of activations, more than its {} GPU(s) have ({} bytes)",
-          planner::to_string(w.id), w.peak_activation_bytes, profile->tensor_parallel, memory);
-      break;
-    }
   }
 
   const std::optional<std::int32_t> only =

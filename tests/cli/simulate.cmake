@@ -97,3 +97,22 @@ cli_test("simulate svg into a missing directory" 2 "--svg: .*cannot open for wri
   simulate --schedule 1f1b --pp 2 --microbatches 2 --costs 1,1,1 --chrome-trace ${OUT}/sim_bad.json --svg /nonexistent-recycle-dir/x.svg)
 cli_test("simulate schedule file with --memory-limit" 2 "excludes"
   simulate --schedule-file ${DATA}/valid_pp2.json --memory-limit 2 --costs 1,1,1)
+
+# Memory in bytes (docs/recycle.md). tight_memory.json: 4 GB of state and 1 GB per micro-batch on
+# 7 GB GPUs, so 3 micro-batches fit a worker; 1F1B pp 4 holds 4 on stage 0 (8 GB, 1 GB short).
+cli_test("simulate 1f1b that does not fit the GPUs" 2
+  "--profile: 1f1b does not fit worker [(]0,0[)]: 4 GB of state and 4 GB of activations at its peak need 8 GB, a worker has 7 GB: 1 GB short"
+  NO_FILE ${OUT}/sim_tight.json
+  simulate --schedule 1f1b --pp 4 --dp 2 --microbatches 8 --profile ${SIM_DATA}/tight_memory.json --json -o ${OUT}/sim_tight.json)
+cli_test("plan zb-h2 within the bytes that fit" 0 "zb-h2: dp 2 x pp 4, 8 micro-batches"
+  plan --schedule zb-h2 --pp 4 --dp 2 --microbatches 8 --profile ${SIM_DATA}/tight_memory.json --format text)
+cli_test("simulate recycle with a failure within the bytes that fit" 0 "iteration_time_s"
+  simulate --schedule recycle --fail 1:0 --pp 4 --dp 2 --microbatches 8 --profile ${SIM_DATA}/tight_memory.json --json)
+cli_shell_test("simulate a schedule file that does not fit the GPUs" 2 "--profile: 1f1b does not fit worker [(]0,0[)]"
+  "${P} -q plan --schedule 1f1b --pp 4 --microbatches 8 --format json -o ${OUT}/sim_tight_1f1b.json && ${P} simulate --schedule-file ${OUT}/sim_tight_1f1b.json --profile ${SIM_DATA}/tight_memory.json")
+# no_room.json: stage 1 keeps 4.5 GB and one micro-batch needs 1 GB more, on 5 GB GPUs.
+cli_test("plan a stage that cannot hold one micro-batch" 2
+  "--profile: stage 1 does not fit a worker: 4.5 GB of parameters, gradients and optimizer state and 1 GB of activations for one micro-batch need 5.5 GB, a worker has 5 GB: 0.5 GB short"
+  plan --schedule recycle --pp 2 --microbatches 4 --profile ${SIM_DATA}/no_room.json)
+cli_test("simulate 1f1b on a stage that cannot hold one micro-batch" 2 "--profile: stage 1 does not fit a worker"
+  simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${SIM_DATA}/no_room.json)

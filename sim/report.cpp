@@ -19,10 +19,17 @@ std::string_view kind_name(CriticalStep::Kind kind) {
   }
 }
 
+/// How transfers ran (--network): runtime, eager or direct.
+const char* network_name(const SimRun& run) {
+  if (run.options.network == planner::Network::kDirect) return "direct";
+  return run.options.eager_sends ? "eager" : "runtime";
+}
+
 std::string describe_network(const SimRun& run) {
   const planner::Cluster& c = run.model.cluster;
   if (c.free()) return "free network and optimizer (--costs)";
-  return fmt::format("{} GPUs per node, TP {}", c.gpus_per_node(), c.tensor_parallel());
+  return fmt::format("{} GPUs per node, TP {}, {} network", c.gpus_per_node(), c.tensor_parallel(),
+                     network_name(run));
 }
 
 /// The critical path as worker segments: "(0,0) 0F0 0SEND_F0 -> [send 1.01 ms] -> (0,1) 1RECV_F0
@@ -114,7 +121,7 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m) {
             {"failed", failed},
             {"live_workers", run.schedule.workers.size()}}},
           {"optimizer", run.options.staggered_optimizer ? "staggered" : "barrier"},
-          {"network", run.model.cluster.free() ? "free" : "profile"},
+          {"network", run.model.cluster.free() ? "free" : network_name(run)},
           {"iterations", m.iterations},
           {"iteration_ends_s", ends},
           {"iteration_time_s", to_seconds(m.iteration_time)},

@@ -1,5 +1,6 @@
 #include "core/json.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -73,6 +74,17 @@ std::optional<JsonView> JsonView::find(std::string_view key) const {
 
 bool JsonView::has(std::string_view key) const {
   return node_->is_object() && node_->find(key) != node_->end();
+}
+
+void JsonView::only_keys(std::initializer_list<std::string_view> keys) const {
+  if (!node_->is_object()) fail(std::string("expected an object, got ") + type_name(*node_));
+  for (const auto& [key, value] : node_->items()) {
+    if (std::find(keys.begin(), keys.end(), key) != keys.end()) continue;
+    std::string known;
+    for (const std::string_view k : keys) known += (known.empty() ? "" : ", ") + std::string(k);
+    const std::string child = path_.empty() ? key : path_ + "." + key;
+    throw InputError(source_ + ": " + child, "unknown key (known: " + known + ")");
+  }
 }
 
 std::vector<JsonView> JsonView::items() const {

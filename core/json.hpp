@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ class JsonView {
   /// An optional member of an object.
   [[nodiscard]] std::optional<JsonView> find(std::string_view key) const;
   [[nodiscard]] bool has(std::string_view key) const;
+  /// InputError naming the first member of this object whose key is not in `keys` (a typo must
+  /// not be silently ignored), listing the keys it knows.
+  void only_keys(std::initializer_list<std::string_view> keys) const;
   /// The elements of an array.
   [[nodiscard]] std::vector<JsonView> items() const;
 

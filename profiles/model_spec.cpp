@@ -53,7 +53,7 @@ ModelSpec model_from_json(const nlohmann::json& json, const std::string& source)
   const JsonView root(json, source);
   root.only_keys({"format", "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
                   "ffn_hidden", "sequence_length", "vocab_size", "gated_mlp", "tied_embeddings",
-                  "bias", "learned_positions", "norm"});
+                  "bias", "learned_positions", "norm", "dropout"});
   if (const auto format = root.find("format"); format && format->as_string() != "recycle.model/1") {
     format->fail("expected \"recycle.model/1\"");
   }
@@ -85,6 +85,7 @@ ModelSpec model_from_json(const nlohmann::json& json, const std::string& source)
   m.tied_embeddings = read_flag(root, "tied_embeddings");
   m.bias = read_flag(root, "bias");
   m.learned_positions = read_flag(root, "learned_positions");
+  m.dropout = read_flag(root, "dropout");
   if (const auto norm = root.find("norm")) {
     const std::string n = norm->as_string();
     if (n == "layernorm") {

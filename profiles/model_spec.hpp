@@ -35,6 +35,7 @@ struct ModelSpec {
   bool bias = false;               ///< linear layers have biases (GPT) or not (Llama)
   bool learned_positions = false;  ///< learned position embeddings (GPT) or rotary (Llama)
   Norm norm = Norm::kLayerNorm;    ///< LayerNorm (gain and bias) or RMSNorm (gain)
+  bool dropout = false;            ///< trained with dropout (GPT-3) or without (Llama)
 
   /// Parameters of one transformer layer.
   [[nodiscard]] std::int64_t layer_parameters() const noexcept;

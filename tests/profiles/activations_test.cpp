@@ -7,16 +7,11 @@
 
 #include "profiles/activations.hpp"
 #include "profiles/model_spec.hpp"
+#include "test_helpers.hpp"
+
+using recycle::profiles::testing::shipped;
 
 using namespace recycle::profiles;
-
-namespace {
-
-ModelSpec shipped(const std::string& name) {
-  return load_model(std::string(RECYCLE_SOURCE_DIR) + "/profiles/models/" + name + ".json");
-}
-
-}  // namespace
 
 TEST_CASE("activation bytes: Korthikanti et al.'s formula for each mode (GPT-3 175B, t = 8)") {
   const ModelSpec m = shipped("gpt3-175b");

@@ -7,16 +7,11 @@
 
 #include "profiles/flops.hpp"
 #include "profiles/model_spec.hpp"
+#include "test_helpers.hpp"
+
+using recycle::profiles::testing::shipped;
 
 using namespace recycle::profiles;
-
-namespace {
-
-ModelSpec shipped(const std::string& name) {
-  return load_model(std::string(RECYCLE_SOURCE_DIR) + "/profiles/models/" + name + ".json");
-}
-
-}  // namespace
 
 TEST_CASE("training FLOPs: Narayanan et al.'s closed forms for the GPT models") {
   // Per iteration of B samples: with full recomputation

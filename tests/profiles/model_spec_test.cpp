@@ -9,6 +9,9 @@
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "profiles/model_spec.hpp"
+#include "test_helpers.hpp"
+
+using recycle::profiles::testing::shipped;
 
 using recycle::InputError;
 using recycle::profiles::load_model;
@@ -16,10 +19,6 @@ using recycle::profiles::model_from_json;
 using recycle::profiles::ModelSpec;
 
 namespace {
-
-ModelSpec shipped(const std::string& name) {
-  return load_model(std::string(RECYCLE_SOURCE_DIR) + "/profiles/models/" + name + ".json");
-}
 
 ModelSpec parse(const char* text) {
   return model_from_json(recycle::parse_json(text, "m.json"), "m.json");

@@ -189,8 +189,7 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   check_workers(schedule, options.source);
   SimRun run;
   run.model = std::move(model);
-  run.schedule =
-      schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, run.model);
+  run.schedule = schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, run.model);
   for (planner::WorkerSchedule& ws : run.schedule.workers) {
     for (const Action& a : planner::implied_actions(ws)) ws.actions.push_back(a);
   }

@@ -47,6 +47,22 @@ Nanos ns(double units) {
   return static_cast<Nanos>(units * kUnit);
 }
 
+/// One reference row: the layout, the per-stage costs, the memory limit K and ZB's period (its
+/// span). `memory_column` and `span_column` say where the grid keeps them.
+struct GridRow {
+  std::int32_t pp = 0;
+  std::int32_t m = 0;
+  StageCost cost;
+  std::int32_t memory = 0;
+  Nanos zb = 0;
+};
+
+GridRow grid_row(const std::vector<double>& r, std::size_t memory_column, std::size_t span_column) {
+  return {static_cast<std::int32_t>(r[0]), static_cast<std::int32_t>(r[1]),
+          StageCost{ns(r[2]), ns(r[3]), ns(r[4])}, static_cast<std::int32_t>(r[memory_column]),
+          ns(r[span_column])};
+}
+
 struct Ours {
   Nanos zb_h2 = 0;    ///< zb-h2 planned for K and the staggered optimizer
   Nanos recycle = 0;  ///< fault-free recycle with memory K
@@ -85,11 +101,7 @@ TEST_CASE("Zero Bubble's grid, free network: zb-h2 and recycle are never worse t
   std::string table;
   for (const auto& r : rows) {
     // pp, microbatches, F, I, W, K, zb_makespan, zb_span, lb_makespan, lb_span
-    const auto pp = static_cast<std::int32_t>(r[0]);
-    const auto m = static_cast<std::int32_t>(r[1]);
-    const StageCost cost{ns(r[2]), ns(r[3]), ns(r[4])};
-    const auto memory = static_cast<std::int32_t>(r[5]);
-    const Nanos zb = ns(r[7]);
+    const auto [pp, m, cost, memory, zb] = grid_row(r, 5, 7);
     CAPTURE(pp);
     CAPTURE(m);
     CAPTURE(r[2]);
@@ -120,11 +132,7 @@ TEST_CASE("Zero Bubble's grid with its communication model: never worse than its
   std::string table;
   for (const auto& r : rows) {
     // pp, microbatches, F, I, W, comm, K, zb_makespan, zb_span, lb_makespan, lb_span
-    const auto pp = static_cast<std::int32_t>(r[0]);
-    const auto m = static_cast<std::int32_t>(r[1]);
-    const StageCost cost{ns(r[2]), ns(r[3]), ns(r[4])};
-    const auto memory = static_cast<std::int32_t>(r[6]);
-    const Nanos zb = ns(r[8]);
+    const auto [pp, m, cost, memory, zb] = grid_row(r, 6, 8);
     CAPTURE(pp);
     CAPTURE(m);
     CAPTURE(r[2]);

@@ -1,20 +1,9 @@
 #include "planner/cluster.hpp"
 
+#include <algorithm>
+#include <vector>
+
 namespace recycle::planner {
-
-Nanos Link::transfer_time(Bytes bytes) const noexcept {
-  const Nanos wire = bandwidth > 0 ? to_nanos(static_cast<double>(bytes) / bandwidth) : 0;
-  return latency + wire;
-}
-
-Nanos ring_all_reduce_time(std::int32_t peers, Bytes bytes, const Link& link) noexcept {
-  if (peers <= 1) return 0;
-  const double n = peers;
-  const Nanos wire = link.bandwidth > 0
-                         ? to_nanos(2.0 * (n - 1) / n * static_cast<double>(bytes) / link.bandwidth)
-                         : 0;
-  return wire + 2 * static_cast<Nanos>(peers - 1) * link.latency;
-}
 
 Cluster::Cluster(const profiles::HardwareSpec& hardware, std::int32_t tensor_parallel,
                  std::int32_t pp)
@@ -51,8 +40,24 @@ Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) con
   if (free_ || peers.size() <= 1) return 0;
   bool one_node = true;
   for (const WorkerId& p : peers) one_node = one_node && same_node(peers.front(), p);
-  return ring_all_reduce_time(static_cast<std::int32_t>(peers.size()), bytes,
-                              one_node ? intra_ : inter_);
+  const auto n = static_cast<std::int32_t>(peers.size());
+  if (one_node) return ring_all_reduce_time(n, bytes, intra_);
+  // Peers per node, counted on the nodes where peers start (peers are sorted by rank in no
+  // particular order, so count them all); the fewest sets the ring's side-by-side count.
+  std::vector<std::int64_t> nodes;
+  nodes.reserve(peers.size());
+  for (const WorkerId& p : peers) nodes.push_back(first_node(p));
+  std::sort(nodes.begin(), nodes.end());
+  std::int64_t fewest = n;
+  for (std::size_t i = 0; i < nodes.size();) {
+    std::size_t j = i;
+    while (j < nodes.size() && nodes[j] == nodes[i]) ++j;
+    fewest = std::min<std::int64_t>(fewest, static_cast<std::int64_t>(j - i));
+    i = j;
+  }
+  Link ring = inter_;
+  if (ring.bandwidth > 0) ring.bandwidth *= static_cast<double>(fewest);
+  return ring_all_reduce_time(n, bytes, ring);
 }
 
 }  // namespace recycle::planner

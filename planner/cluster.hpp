@@ -6,10 +6,14 @@
 // only when both lie wholly on one and the same node; a worker that spans nodes talks between
 // nodes with everyone.
 //
-// Costs: a point-to-point transfer of `bytes` takes `latency + bytes / bandwidth` of the link it
-// uses; a ring all-reduce of `bytes` over n peers takes `2(n-1)/n * bytes / bandwidth +
-// 2(n-1) * latency` on the slowest link of the ring (inter-node unless every peer is on one
-// node), and nothing when n = 1. A free network (the `--costs` mode) charges nothing.
+// Costs (profiles/link.hpp): a point-to-point transfer of `bytes` takes `latency + bytes /
+// bandwidth` of the link it uses; a ring all-reduce of `bytes` over n peers takes
+// `2(n-1)/n * bytes / bandwidth + 2(n-1) * latency` on the slowest link of the ring (inter-node
+// unless every peer is on one node), and nothing when n = 1. Bandwidths are a worker's: what all
+// its GPUs move at once. A ring that crosses nodes with k of its peers on every node runs k
+// rings side by side, one through each peer's network link (as NCCL runs one ring per NIC), so
+// it crosses at k times the bandwidth (k = the fewest peers on any node it touches). A free
+// network (the `--costs` mode) charges nothing.
 #pragma once
 
 #include <cstdint>
@@ -17,21 +21,13 @@
 
 #include "core/units.hpp"
 #include "planner/schedule.hpp"
+#include "profiles/link.hpp"
 #include "profiles/profile.hpp"
 
 namespace recycle::planner {
 
-struct Link {
-  BytesPerSecond bandwidth = 0;  ///< <= 0: infinite
-  Nanos latency = 0;
-
-  /// latency + bytes / bandwidth, rounded to the nanosecond.
-  [[nodiscard]] Nanos transfer_time(Bytes bytes) const noexcept;
-};
-
-/// 2(n-1)/n * bytes / bandwidth + 2(n-1) * latency; 0 for n <= 1.
-[[nodiscard]] Nanos ring_all_reduce_time(std::int32_t peers, Bytes bytes,
-                                         const Link& link) noexcept;
+using profiles::Link;
+using profiles::ring_all_reduce_time;
 
 class Cluster {
  public:

@@ -55,8 +55,12 @@ TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
   // Stage 0's peers of pp 2, TP 1: ranks 0, 2, 4, 6. All on one 8-GPU node: intra-node link.
   const std::vector<WorkerId> peers{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
   CHECK(Cluster(hardware(8), 1, 2).all_reduce_time(peers, 1000) == 1500 + 60);
-  // On 4-GPU nodes ranks 4 and 6 sit on node 1: the ring crosses nodes, 1000 bytes at 0.1 byte/ns.
-  CHECK(Cluster(hardware(4), 1, 2).all_reduce_time(peers, 1000) == 15'000 + 600);
+  // On 4-GPU nodes ranks 0, 2 sit on node 0 and 4, 6 on node 1: the ring crosses nodes, two
+  // rings side by side, each at 0.1 byte/ns: 1500 ns of wire at 0.2 byte/ns = 7500 ns.
+  CHECK(Cluster(hardware(4), 1, 2).all_reduce_time(peers, 1000) == 7'500 + 600);
+  // pp 4 on 4-GPU nodes: stage 0's peers are ranks 0, 4, 8, 12, one per node: one ring.
+  const std::vector<WorkerId> spread{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
+  CHECK(Cluster(hardware(4), 1, 4).all_reduce_time(spread, 1000) == 15'000 + 600);
 }
 
 TEST_CASE("pipelines are interchangeable on a free network or when each owns whole nodes") {

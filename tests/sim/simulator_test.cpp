@@ -158,8 +158,16 @@ TEST_CASE("a ring all-reduce costs 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
     CHECK(run.timeline.collectives[0].end == 3'000'000 + all_reduce);
     CHECK(sim::compute_metrics(run).iteration_time == 3'000'000 + all_reduce + 500'000);
   }
-  SUBCASE("across nodes (2 GPUs per node): 2*3/4 * 4 MB / 100 MB/s = 60 ms, + 6 * 100 us") {
+  SUBCASE(
+      "across nodes (2 GPUs per node, so two rings side by side, each at 100 MB/s): "
+      "2*3/4 * 4 MB / 200 MB/s = 30 ms, + 6 * 100 us") {
     p.hardware.gpus_per_node = 2;
+    const auto run = run_generator("gpipe", layout, CostModel::from_profile(p, layout, "p.json"),
+                                   {.iterations = 1});
+    CHECK(sim::compute_metrics(run).iteration_time == 3'000'000 + 30'000'000 + 600'000 + 500'000);
+  }
+  SUBCASE("one peer per node: one ring at 100 MB/s, 2*3/4 * 4 MB / 100 MB/s = 60 ms") {
+    p.hardware.gpus_per_node = 1;
     const auto run = run_generator("gpipe", layout, CostModel::from_profile(p, layout, "p.json"),
                                    {.iterations = 1});
     CHECK(sim::compute_metrics(run).iteration_time == 3'000'000 + 60'000'000 + 600'000 + 500'000);

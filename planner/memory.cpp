@@ -1,6 +1,7 @@
 #include "planner/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include <fmt/format.h>
@@ -23,7 +24,8 @@ Bytes microbatch_bytes(const CostModel& model, const Layout& layout, std::int32_
 }  // namespace
 
 std::string format_gb(Bytes bytes) {
-  return fmt::format("{:.3g} GB", static_cast<double>(bytes) / 1e9);
+  const double gb = static_cast<double>(bytes) / 1e9;
+  return std::abs(gb) >= 1000 ? fmt::format("{:.0f} GB", gb) : fmt::format("{:.3g} GB", gb);
 }
 
 std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model, const Layout& layout,

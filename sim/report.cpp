@@ -85,7 +85,8 @@ std::string describe_layout(const planner::Schedule& schedule) {
   return out;
 }
 
-nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m) {
+nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m,
+                                   const profiles::Synthesis* job) {
   using nlohmann::ordered_json;
   const planner::Layout& l = run.schedule.layout;
   ordered_json failed = ordered_json::array();
@@ -111,31 +112,36 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m) {
     }
     steps.push_back(std::move(step));
   }
-  return {{"format", "recycle.simulation/1"},
-          {"schedule",
-           {{"generator", run.schedule.generator},
-            {"dp", l.dp},
-            {"pp", l.pp},
-            {"microbatches", l.microbatches},
-            {"interleave", l.interleave},
-            {"failed", failed},
-            {"live_workers", run.schedule.workers.size()}}},
-          {"optimizer", run.options.staggered_optimizer ? "staggered" : "barrier"},
-          {"network", run.model.cluster.free() ? "free" : network_name(run)},
-          {"iterations", m.iterations},
-          {"iteration_ends_s", ends},
-          {"iteration_time_s", to_seconds(m.iteration_time)},
-          {"microbatches_per_iteration", m.microbatches_per_iteration},
-          {"microbatch_size", m.microbatch_size},
-          {"samples_per_iteration", m.samples_per_iteration},
-          {"throughput_samples_per_s", m.throughput},
-          {"bubble_fraction", m.bubble_fraction},
-          {"events", run.timeline.events},
-          {"workers", workers},
-          {"critical_path", {{"length_s", to_seconds(m.critical_path_length)}, {"steps", steps}}}};
+  ordered_json out = {{"format", "recycle.simulation/1"},
+                      {"schedule",
+                       {{"generator", run.schedule.generator},
+                        {"dp", l.dp},
+                        {"pp", l.pp},
+                        {"microbatches", l.microbatches},
+                        {"interleave", l.interleave},
+                        {"failed", failed},
+                        {"live_workers", run.schedule.workers.size()}}},
+                      {"optimizer", run.options.staggered_optimizer ? "staggered" : "barrier"},
+                      {"network", run.model.cluster.free() ? "free" : network_name(run)},
+                      {"iterations", m.iterations},
+                      {"iteration_ends_s", ends},
+                      {"iteration_time_s", to_seconds(m.iteration_time)},
+                      {"microbatches_per_iteration", m.microbatches_per_iteration},
+                      {"microbatch_size", m.microbatch_size},
+                      {"samples_per_iteration", m.samples_per_iteration},
+                      {"throughput_samples_per_s", m.throughput}};
+  if (job && m.iteration_time > 0) {
+    out["mfu"] = job->mfu(to_seconds(m.iteration_time));
+    out["tflops_per_gpu"] = job->tflops_per_gpu(to_seconds(m.iteration_time));
+  }
+  out["bubble_fraction"] = m.bubble_fraction;
+  out["events"] = run.timeline.events;
+  out["workers"] = std::move(workers);
+  out["critical_path"] = {{"length_s", to_seconds(m.critical_path_length)}, {"steps", steps}};
+  return out;
 }
 
-std::string report_table(const SimRun& run, const Metrics& m) {
+std::string report_table(const SimRun& run, const Metrics& m, const profiles::Synthesis* job) {
   std::string out;
   auto line = [&out](std::string_view label, const std::string& value) {
     out += fmt::format("{:<18}{}\n", label, value);
@@ -151,6 +157,12 @@ std::string report_table(const SimRun& run, const Metrics& m) {
   line("iteration time", fmt::format("{}  ({})", format_duration(m.iteration_time), measured));
   line("throughput", fmt::format("{:.6g} samples/s  ({} micro-batches of {} per iteration)",
                                  m.throughput, m.microbatches_per_iteration, m.microbatch_size));
+  if (job && m.iteration_time > 0) {
+    const double seconds = to_seconds(m.iteration_time);
+    line("utilization",
+         fmt::format("MFU {:.1f} %, {:.1f} TFLOP/s per GPU on {} GPUs", 100 * job->mfu(seconds),
+                     job->tflops_per_gpu(seconds), job->gpus));
+  }
   line("bubble fraction", fmt::format("{:.4f}", m.bubble_fraction));
   line("critical path", fmt::format("{} in {} steps", format_duration(m.critical_path_length),
                                     m.critical_path.size()));

@@ -6,16 +6,20 @@
 
 #include <nlohmann/json.hpp>
 
+#include "profiles/synthesizer.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
 namespace recycle::sim {
 
-/// The JSON report; field order is fixed, so equal runs give equal bytes.
-[[nodiscard]] nlohmann::ordered_json report_json(const SimRun& run, const Metrics& metrics);
+/// The JSON report; field order is fixed, so equal runs give equal bytes. With `job` (the
+/// synthesis of a job file) it also has `mfu` and `tflops_per_gpu`.
+[[nodiscard]] nlohmann::ordered_json report_json(const SimRun& run, const Metrics& metrics,
+                                                 const profiles::Synthesis* job = nullptr);
 
 /// The table: a summary, one row per worker, and the critical path by worker.
-[[nodiscard]] std::string report_table(const SimRun& run, const Metrics& metrics);
+[[nodiscard]] std::string report_table(const SimRun& run, const Metrics& metrics,
+                                       const profiles::Synthesis* job = nullptr);
 
 /// "12.5 ms", "3 s", "850 ns": a duration with the unit that keeps it readable.
 [[nodiscard]] std::string format_duration(Nanos ns);

@@ -163,6 +163,7 @@ Command add_degradation_command(CLI::App& app) {
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1",
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --memory-limit 16",
       "recycle degradation --pp 4 --dp 4 --microbatches 8 --profile profile.json --json",
+      "recycle degradation --job job.json",
   }));
   return {sub, [o] { return run_degradation(*o); }};
 }

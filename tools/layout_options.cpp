@@ -23,6 +23,33 @@ void LayoutOptions::add_to(CLI::App& app) {
   auto* p =
       app.add_option("--profile", profile, "Profile JSON with per-stage costs (docs/formats.md)");
   c->excludes(p);
+  auto* j = app.add_option("--job", job,
+                           "Job JSON: model, hardware, parallel configuration and schedule; the "
+                           "profile is synthesized from it (docs/profiles.md)");
+  j->excludes(c)->excludes(p);
+  for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave"})
+    j->excludes(app.get_option(flag));
+}
+
+void LayoutOptions::read_job() const {
+  if (job.empty() || job_) return;
+  job_ = profiles::load_job(job);
+  job_model_ = planner::job_model(*job_);
+}
+
+const planner::JobModel* LayoutOptions::job_model() const {
+  read_job();
+  return job_model_ ? &*job_model_ : nullptr;
+}
+
+const profiles::Job* LayoutOptions::loaded_job() const {
+  read_job();
+  return job_ ? &*job_ : nullptr;
+}
+
+std::string LayoutOptions::cost_source() const {
+  if (!job.empty()) return job;
+  return profile.empty() ? "--costs" : "--profile";
 }
 
 void LayoutOptions::add_network_to(CLI::App& app) {
@@ -41,18 +68,21 @@ planner::RunOptions LayoutOptions::run_options() const {
 }
 
 planner::Layout LayoutOptions::layout() const {
+  if (const auto* jm = job_model()) return jm->layout;
   if (pp == 0) throw InputError("--pp", "required");
   if (microbatches == 0) throw InputError("--microbatches", "required");
   return planner::Layout{dp, pp, microbatches, interleave};
 }
 
 std::optional<profiles::Profile> LayoutOptions::load_profile() const {
+  if (const auto* jm = job_model()) return jm->synthesis.profile;
   if (profile.empty()) return std::nullopt;
   return profiles::load_profile(profile);
 }
 
 planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
-  if (const auto p = load_profile()) return planner::costs_from_profile(*p, layout, profile);
+  if (const auto p = load_profile())
+    return planner::costs_from_profile(*p, layout, job.empty() ? profile : job);
   planner::StageCost cost{kNanosPerSecond, kNanosPerSecond, kNanosPerSecond};
   if (!costs.empty()) {
     const auto parts = split(costs, ',');
@@ -73,7 +103,8 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
 }
 
 planner::CostModel LayoutOptions::model_for(const planner::Layout& layout) const {
-  if (const auto p = load_profile()) return planner::CostModel::from_profile(*p, layout, profile);
+  if (const auto p = load_profile())
+    return planner::CostModel::from_profile(*p, layout, job.empty() ? profile : job);
   return planner::CostModel::compute_only(costs_for(layout));
 }
 

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   app.footer(examples({"recycle plan --schedule 1f1b --pp 4 --microbatches 8",
                        "recycle plan --check schedule.json",
                        "recycle simulate --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1",
+                       "recycle simulate --job job.json --json",
                        "recycle trace gen --preset cloud-bad --seed 1 -o cloud-bad.csv"}));
 
   std::vector<Command> commands;
@@ -48,6 +49,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_degradation_command(app));
   commands.push_back(add_simulate_command(app));
   commands.push_back(add_trace_command(app));
+  commands.push_back(add_profile_command(app));
 
   try {
     app.parse(argc, argv);

@@ -53,11 +53,16 @@ int run_check(const PlanOptions& o) {
 }
 
 int run_generate(const PlanOptions& o) {
-  if (o.request.name.empty()) throw InputError("--schedule", "required (or give --check FILE)");
+  ScheduleRequest request = o.request;
+  if (const profiles::Job* job = o.layout.loaded_job(); job && request.name.empty())
+    request.name = job->schedule;
+  if (request.name.empty())
+    throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
+  request.memory_source = o.layout.cost_source();
   const planner::Layout layout = o.layout.layout();
   const planner::CostModel model = o.layout.model_for(layout);
   std::string why;
-  const auto made = o.request.make(layout, model, o.layout.run_options(), why);
+  const auto made = request.make(layout, model, o.layout.run_options(), why);
   if (!made) {
     std::printf("infeasible: %s\n", why.c_str());
     return kExitFailed;
@@ -86,7 +91,7 @@ int run_generate(const PlanOptions& o) {
                     to_seconds(steady->period), to_seconds(steady->makespan));
   }
   write_text_file(o.output, text);
-  if (o.output != "-") spdlog::info("wrote {} ({} schedule)", o.output, o.request.name);
+  if (o.output != "-") spdlog::info("wrote {} ({} schedule)", o.output, request.name);
   return kExitOk;
 }
 
@@ -111,6 +116,7 @@ Command add_plan_command(CLI::App& app) {
       "zb.json",
       "recycle plan --schedule interleaved --pp 4 --microbatches 8 --interleave 2 --format csv",
       "recycle plan --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2,5:6",
+      "recycle plan --job job.json --format json -o plan.json",
       "recycle plan --check zb.json",
   }));
   return {sub, [o] {

@@ -170,7 +170,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     gen.run = run;
     planner::Schedule schedule = planner::generate_fault_free(name, gen);
     enforce_memory_limit(schedule, memory_limit);
-    planner::check_memory(schedule, model, "--profile");
+    planner::check_memory(schedule, model, memory_source);
     return schedule;
   }
   if (layout.interleave != 1)
@@ -200,7 +200,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     return std::nullopt;
   }
   plan.schedule.staggered_optimizer = staggered_optimizer();
-  planner::check_memory(plan.schedule, model, "--profile");
+  planner::check_memory(plan.schedule, model, memory_source);
   return plan.schedule;
 }
 

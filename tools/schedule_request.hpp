@@ -24,6 +24,7 @@ struct ScheduleRequest {
   std::string plan_table;                    ///< recycle: look the plan up in this file
   bool exact = false;                        ///< recycle: solve the MILP with CBC
   double time_limit_s = 60;                  ///< for --exact
+  std::string memory_source = "--profile";   ///< names the costs' origin in memory errors
 
   /// Adds the flags; returns the --schedule option.
   CLI::Option* add_to(CLI::App& app);

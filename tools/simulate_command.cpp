@@ -58,16 +58,20 @@ planner::Schedule load_checked(const std::string& path) {
 }
 
 int run_simulate(const SimulateOptions& o) {
-  if (o.request.name.empty() && o.schedule_file.empty()) {
-    throw InputError(
-        "--schedule",
-        "required: give --schedule NAME with --pp and --microbatches, or --schedule-file FILE");
+  const profiles::Job* job = o.layout.loaded_job();
+  ScheduleRequest request = o.request;
+  if (request.name.empty() && o.schedule_file.empty() && job) request.name = job->schedule;
+  if (request.name.empty() && o.schedule_file.empty()) {
+    throw InputError("--schedule",
+                     "required: give --schedule NAME with --pp and --microbatches, "
+                     "--schedule-file FILE, or --job FILE");
   }
-  if (o.layout.costs.empty() && o.layout.profile.empty()) {
-    throw InputError(
-        "--costs",
-        "required: give --costs F,I,W (seconds; free network and optimizer) or --profile FILE");
+  if (o.layout.costs.empty() && o.layout.profile.empty() && !job) {
+    throw InputError("--costs",
+                     "required: give --costs F,I,W (seconds; free network and optimizer), "
+                     "--profile FILE or --job FILE");
   }
+  request.memory_source = o.layout.cost_source();
   if (o.trace_iteration && *o.trace_iteration > o.iterations) {
     throw InputError("--trace-iteration",
                      "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");
@@ -85,7 +89,7 @@ int run_simulate(const SimulateOptions& o) {
   } else {
     const planner::Layout layout = o.layout.layout();
     std::string why;
-    auto made = o.request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
+    auto made = request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
     if (!made) {
       std::printf("infeasible: %s\n", why.c_str());
       return kExitFailed;
@@ -94,26 +98,27 @@ int run_simulate(const SimulateOptions& o) {
     options.source = "--schedule";
   }
   // The schedule says how its optimizer steps (recycle plans stagger); the flag forces staggering.
-  options.staggered_optimizer = o.request.staggered || schedule.staggered_optimizer;
+  options.staggered_optimizer = request.staggered || schedule.staggered_optimizer;
   const planner::Layout layout = schedule.layout;
-  const auto profile = o.layout.load_profile();
   planner::CostModel model = o.layout.model_for(layout);
-  planner::check_memory(schedule, model, "--profile");
+  planner::check_memory(schedule, model, o.layout.cost_source());
 
   const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
-  const sim::Metrics metrics = sim::compute_metrics(run, o.microbatch_size);
+  const sim::Metrics metrics =
+      sim::compute_metrics(run, job ? job->parallel.microbatch_size : o.microbatch_size);
   if (metrics.iteration_time == 0) {
     throw InputError(
-        profile ? "--profile" : "--costs",
+        o.layout.cost_source(),
         "every action takes no time, so an iteration takes none and throughput is undefined");
   }
+  const profiles::Synthesis* synthesis = job ? &o.layout.job_model()->synthesis : nullptr;
 
   const std::optional<std::int32_t> only =
       o.trace_iteration ? std::optional<std::int32_t>(*o.trace_iteration - 1) : std::nullopt;
   if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, sim::chrome_trace(run, only));
   if (!o.svg.empty()) write_text_file(o.svg, sim::svg_gantt(run, metrics, only));
-  const std::string report =
-      o.json ? sim::report_json(run, metrics).dump(2) + "\n" : sim::report_table(run, metrics);
+  const std::string report = o.json ? sim::report_json(run, metrics, synthesis).dump(2) + "\n"
+                                    : sim::report_table(run, metrics, synthesis);
   write_text_file(o.output, report);
   return kExitOk;
 }
@@ -136,8 +141,10 @@ Command add_simulate_command(CLI::App& app) {
     file->excludes(sub->get_option(flag));
   sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")
       ->check(CLI::Range(1, kMaxIterations));
-  sub->add_option("--microbatch-size", o->microbatch_size, "Samples per micro-batch (default 1)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  sub->add_option("--microbatch-size", o->microbatch_size,
+                  "Samples per micro-batch (default 1; a --job gives its own)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->excludes(sub->get_option("--job"));
   o->layout.add_network_to(*sub);
   sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
   sub->add_option("-o,--output", o->output, "Write the report to FILE instead of stdout");
@@ -153,6 +160,8 @@ Command add_simulate_command(CLI::App& app) {
       "recycle simulate --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2 --costs 1,1,1 "
       "--svg rc.svg",
       "recycle simulate --schedule-file plan.json --profile profile.json --svg plan.svg",
+      "recycle simulate --job job.json --json",
+      "recycle simulate --job job.json --schedule zb-h1",
       "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,2,1 --chrome-trace "
       "t.json --trace-iteration 4",
   }));

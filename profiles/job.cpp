@@ -1,0 +1,93 @@
+#include "profiles/job.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include "core/json.hpp"
+#include "profiles/shipped.hpp"
+
+namespace recycle::profiles {
+
+namespace {
+
+/// Limits that keep every product of the configuration far from overflowing 64 bits.
+constexpr std::int64_t kMaxDegree = 1 << 20;
+constexpr std::int64_t kMaxBatch = std::int64_t{1} << 40;
+
+ParallelConfig parallel_from_json(const JsonView& v) {
+  v.only_keys({"tp", "pp", "dp", "interleave", "microbatch_size", "global_batch",
+               "sequence_parallel", "recompute", "attention", "dtype"});
+  ParallelConfig p;
+  const auto degree = [&](std::string_view key, std::int32_t fallback) {
+    const auto x = v.find(key);
+    return x ? static_cast<std::int32_t>(x->as_int(1, kMaxDegree)) : fallback;
+  };
+  p.tp = degree("tp", 1);
+  p.pp = degree("pp", 1);
+  p.dp = degree("dp", 1);
+  p.interleave = degree("interleave", 1);
+  if (const auto x = v.find("microbatch_size")) p.microbatch_size = x->as_int(1, kMaxBatch);
+  p.global_batch = v.at("global_batch").as_int(1, kMaxBatch);
+  if (const auto x = v.find("sequence_parallel")) p.sequence_parallel = x->as_bool();
+  if (const auto x = v.find("recompute")) {
+    const std::string r = x->as_string();
+    if (r == "none") {
+      p.recompute = Recompute::kNone;
+    } else if (r == "selective") {
+      p.recompute = Recompute::kSelective;
+    } else if (r == "full") {
+      p.recompute = Recompute::kFull;
+    } else {
+      x->fail("expected \"none\", \"selective\" or \"full\", got \"" + r + "\"");
+    }
+  }
+  if (const auto x = v.find("attention")) {
+    const std::string a = x->as_string();
+    if (a != "flash" && a != "standard")
+      x->fail("expected \"flash\" or \"standard\", got \"" + a + "\"");
+    p.flash_attention = a == "flash";
+  }
+  if (const auto x = v.find("dtype")) {
+    const std::string d = x->as_string();
+    bool known = false;
+    for (DType t : {DType::kBf16, DType::kFp16, DType::kTf32, DType::kFp32}) {
+      if (d == to_string(t)) {
+        p.dtype = t;
+        known = true;
+      }
+    }
+    if (!known) x->fail("expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\", got \"" + d + "\"");
+  }
+  return p;
+}
+
+}  // namespace
+
+Synthesis Job::synthesize() const {
+  return profiles::synthesize(model, gpu, parallel, source);
+}
+
+Job job_from_json(const nlohmann::json& json, const std::string& source) {
+  const JsonView root(json, source);
+  root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule"});
+  if (const auto format = root.find("format"); format && format->as_string() != "recycle.job/1") {
+    format->fail("expected \"recycle.job/1\"");
+  }
+  Job job;
+  job.source = source;
+  if (const auto name = root.find("name")) job.name = name->as_string();
+  const JsonView model = root.at("model");
+  job.model = model.raw().is_string() ? shipped_model(model.as_string(), model.where())
+                                      : model_from_json(model.raw(), model.where());
+  const JsonView hardware = root.at("hardware");
+  job.gpu = hardware.raw().is_string() ? shipped_gpu(hardware.as_string(), hardware.where())
+                                       : gpu_from_json(hardware.raw(), hardware.where());
+  job.parallel = parallel_from_json(root.at("parallel"));
+  if (const auto schedule = root.find("schedule")) job.schedule = schedule->as_string();
+  return job;
+}
+
+Job load_job(const std::string& path) {
+  return job_from_json(load_json(path), path);
+}
+
+}  // namespace recycle::profiles

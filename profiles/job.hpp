@@ -1,0 +1,34 @@
+// Job files: one JSON a user writes once — the model, the hardware, the parallel configuration
+// and the schedule — which `plan`, `simulate`, `degradation` and `profile synth` accept with
+// `--job FILE`. Format "recycle.job/1" (docs/profiles.md). Unknown keys are an error: a typo must
+// not be silently ignored.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "profiles/gpu_spec.hpp"
+#include "profiles/model_spec.hpp"
+#include "profiles/synthesizer.hpp"
+
+namespace recycle::profiles {
+
+struct Job {
+  std::string source;  ///< the file it came from
+  std::string name;
+  ModelSpec model;
+  GpuSpec gpu;
+  ParallelConfig parallel;
+  std::string schedule = "1f1b";
+
+  /// The job's profile; InputError as synthesize().
+  [[nodiscard]] Synthesis synthesize() const;
+};
+
+/// InputError naming `source` and the field for anything missing, mistyped, out of range or
+/// unknown, and for model or hardware names that are not shipped (listing the known ones).
+[[nodiscard]] Job job_from_json(const nlohmann::json& json, const std::string& source);
+[[nodiscard]] Job load_job(const std::string& path);
+
+}  // namespace recycle::profiles

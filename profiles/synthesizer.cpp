@@ -1,0 +1,296 @@
+#include "profiles/synthesizer.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+#include "profiles/activations.hpp"
+#include "profiles/link.hpp"
+
+namespace recycle::profiles {
+
+namespace {
+
+/// Bytes per parameter of the optimizer's own state: an fp32 master copy and Adam's two moments
+/// with 16-bit weights (mixed precision, Rajbhandari et al.'s K = 12), the moments alone in fp32.
+std::int64_t optimizer_bytes_per_parameter(DType dtype) {
+  return element_bytes(dtype) == 2 ? 12 : 8;
+}
+
+/// Bytes an Adam step moves per parameter: reads the gradient, the master weight and both moments,
+/// writes the master weight, both moments and the 16-bit weight.
+std::int64_t adam_traffic_per_parameter(DType dtype) {
+  const std::int64_t e = element_bytes(dtype);
+  return e == 2 ? e + 3 * 4 + 3 * 4 + e : 4 * 4 + 3 * 4;
+}
+
+struct Phases {
+  double f = 0;  ///< forward
+  double i = 0;  ///< input gradient (with recomputation)
+  double w = 0;  ///< weight gradient
+
+  Phases& operator+=(const Phases& o) {
+    f += o.f;
+    i += o.i;
+    w += o.w;
+    return *this;
+  }
+};
+
+/// Costs of one micro-batch on one GPU of a tensor-parallel group.
+class CostOf {
+ public:
+  CostOf(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p)
+      : m_(m), g_(g), p_(p), e_(static_cast<double>(element_bytes(p.dtype))) {
+    tokens_ = m.sequence_length * p.microbatch_size;
+    outside_ = p.sequence_parallel ? static_cast<double>(tokens_) / p.tp : tokens_;
+    nvlink_ = Link{g.intra_node_bandwidth * g.efficiency.nvlink, to_nanos(g.intra_node_latency)};
+  }
+
+  /// One transformer layer.
+  [[nodiscard]] Phases layer() const {
+    const std::int64_t t = p_.tp, T = tokens_, h = m_.hidden, d = m_.head_dim;
+    const std::int64_t q = m_.heads / t * d, kv = m_.kv_heads / t * d;
+    const std::int64_t f = m_.ffn_hidden / t, up = (m_.gated_mlp ? 2 : 1) * f;
+    Phases c;
+    // The four weight products: forward (T x k by k x n), input gradient (T x n by n x k), weight
+    // gradient (k x T by T x n).
+    for (const auto& [n, k] : {std::pair{q + 2 * kv, h}, {h, q}, {up, h}, {h, f}}) {
+      c.f += mm(T, n, k);
+      c.i += mm(T, k, n);
+      c.w += mm(k, n, T);
+    }
+    const Phases core = attention_core();
+    c += core;
+    // Element-wise kernels; their backward reads the saved input and the incoming gradient and
+    // writes the gradient: twice the forward's bytes.
+    const double mask = m_.dropout ? 1 : 0;
+    double bytes = 2 * (2 * e_) * outside_ * h;                 // two norms: read, write
+    bytes += 2 * (3 * e_ + mask) * outside_ * h;                // two residual adds (+ dropout)
+    bytes += (m_.gated_mlp ? 3 : 2) * e_ * T * f;               // GELU, or SwiGLU's gate x up
+    if (!m_.learned_positions) bytes += 2 * e_ * T * (q + kv);  // rotary on queries and keys
+    c.f += g_.memory_time(bytes);
+    c.i += 2 * g_.memory_time(bytes);
+    // Tensor-parallel collectives: two per pass (all-reduces, or reduce-scatter + all-gather
+    // pairs under sequence parallelism: the same bytes), none for the weight gradient.
+    const double collective = tp_all_reduce(static_cast<double>(T) * h * e_);
+    c.f += 2 * collective;
+    c.i += 2 * collective;
+    // Recomputation runs before the input gradient.
+    if (p_.recompute == Recompute::kFull) c.i += c.f;
+    if (p_.recompute == Recompute::kSelective && !p_.flash_attention) c.i += core.f;
+    return c;
+  }
+
+  /// The token (and position) embedding, on the first virtual stage.
+  [[nodiscard]] Phases embedding() const {
+    const double h = static_cast<double>(m_.hidden), T = static_cast<double>(tokens_);
+    Phases c;
+    double bytes = 2 * e_ * T * h;                      // gather rows, write
+    if (m_.learned_positions) bytes += 3 * e_ * T * h;  // add positions
+    if (m_.dropout) bytes += (2 * e_ + 1) * T * h;      // dropout
+    c.f = g_.memory_time(bytes);
+    // Vocabulary-parallel embedding: partial rows summed over the group (reduce-scatter alone
+    // under sequence parallelism: half an all-reduce).
+    c.f += (p_.sequence_parallel ? 0.5 : 1.0) * tp_all_reduce(T * h * e_);
+    c.w = g_.memory_time(2 * e_ * T * h);  // gradient rows added into the table
+    return c;
+  }
+
+  /// The final norm, output layer and cross-entropy loss, on the last virtual stage.
+  [[nodiscard]] Phases output() const {
+    const std::int64_t T = tokens_, h = m_.hidden;
+    const std::int64_t v = (m_.vocab_size + p_.tp - 1) / p_.tp;
+    Phases c;
+    c.f = g_.memory_time(2 * e_ * outside_ * h) + mm(T, v, h);
+    c.i = 2 * g_.memory_time(2 * e_ * outside_ * h) + mm(T, h, v);
+    c.w = mm(h, v, T);
+    // Cross-entropy in fp32 over the vocabulary shard: read the logits, write and read the
+    // exponentials; the backward reads them and writes the logits' gradient.
+    const double logits = static_cast<double>(T) * static_cast<double>(v);
+    c.f += g_.memory_time((e_ + 8) * logits);
+    c.i += g_.memory_time((4 + e_) * logits);
+    // The output layer's input is whole on every GPU: gathered first under sequence parallelism,
+    // its gradient all-reduced (or reduce-scattered) after.
+    const double collective = tp_all_reduce(static_cast<double>(T) * h * e_);
+    if (p_.sequence_parallel) c.f += 0.5 * collective;
+    c.i += p_.sequence_parallel ? 0.5 * collective : collective;
+    return c;
+  }
+
+  /// Adam over `parameters` parameters held by the whole group.
+  [[nodiscard]] double optimizer(std::int64_t parameters) const {
+    return g_.memory_time(static_cast<double>(parameters) / p_.tp *
+                          static_cast<double>(adam_traffic_per_parameter(p_.dtype)));
+  }
+
+ private:
+  [[nodiscard]] double mm(std::int64_t m, std::int64_t n, std::int64_t k,
+                          std::int64_t batch = 1) const {
+    return g_.matmul_time(m, n, k, batch, p_.dtype);
+  }
+
+  /// Scores (Q K^T) and attention over values, and the softmax and dropout between them.
+  [[nodiscard]] Phases attention_core() const {
+    const std::int64_t s = m_.sequence_length, d = m_.head_dim;
+    const std::int64_t batch = p_.microbatch_size * (m_.heads / p_.tp);
+    const double products = mm(s, s, d, batch) + mm(s, d, s, batch);
+    Phases c;
+    if (p_.flash_attention) {
+      // One fused kernel that skips the blocks a causal mask hides (half the s x s products);
+      // its backward recomputes the scores: five products for the forward's two.
+      c.f = 0.5 * products;
+      c.i = 2.5 * c.f;
+      return c;
+    }
+    const double elements = static_cast<double>(batch) * static_cast<double>(s * s);
+    const double dropout = m_.dropout ? 2 * e_ + 1 : 0;
+    c.f = products + g_.memory_time((2 * e_ + dropout) * elements);
+    // Backward: two products per forward product; softmax reads its output and gradient and
+    // writes the scores' gradient, dropout reads the gradient and mask and writes.
+    c.i = 2 * products + g_.memory_time((3 * e_ + dropout) * elements);
+    return c;
+  }
+
+  [[nodiscard]] double tp_all_reduce(double bytes) const {
+    return to_seconds(ring_all_reduce_time(p_.tp, static_cast<Bytes>(bytes), nvlink_));
+  }
+
+  const ModelSpec& m_;
+  const GpuSpec& g_;
+  const ParallelConfig& p_;
+  double e_;
+  std::int64_t tokens_ = 0;
+  double outside_ = 0;  ///< tokens each GPU handles outside the tensor-parallel region
+  Link nvlink_;
+};
+
+void check(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p,
+           const std::string& source) {
+  const auto fail = [&](const std::string& field, const std::string& problem) {
+    throw InputError(source + ": " + field, problem);
+  };
+  if (p.tp > g.gpus_per_node) {
+    fail("parallel.tp", "expected at most the GPUs of one node (" +
+                            std::to_string(g.gpus_per_node) + " on " + g.name +
+                            "): tensor parallelism stays on NVLink");
+  }
+  const auto divides = [&](std::int64_t what, const char* name) {
+    if (what % p.tp != 0) {
+      fail("parallel.tp", "expected a divisor of the model's " + std::string(name) + " (" +
+                              std::to_string(what) + "), got " + std::to_string(p.tp));
+    }
+  };
+  divides(m.heads, "heads");
+  divides(m.kv_heads, "kv_heads");
+  divides(m.ffn_hidden, "ffn_hidden");
+  if (static_cast<std::int64_t>(p.pp) * p.interleave > m.layers) {
+    fail("parallel.pp", "pp x interleave (" + std::to_string(p.pp * p.interleave) +
+                            ") exceeds the model's " + std::to_string(m.layers) + " layers");
+  }
+  const std::int64_t per_step = static_cast<std::int64_t>(p.dp) * p.microbatch_size;
+  if (p.global_batch % per_step != 0) {
+    fail("parallel.global_batch", "expected a multiple of dp x microbatch_size (" +
+                                      std::to_string(per_step) + "), got " +
+                                      std::to_string(p.global_batch));
+  }
+  if (g.peak_flops(p.dtype) <= 0) {
+    fail("parallel.dtype",
+         std::string("the hardware lists no matrix FLOP/s for ") + to_string(p.dtype));
+  }
+}
+
+}  // namespace
+
+std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t virtual_stages) {
+  const auto v = static_cast<std::size_t>(virtual_stages);
+  std::vector<std::int64_t> out(v, layers / virtual_stages);
+  std::int64_t rest = layers % virtual_stages;
+  std::vector<std::size_t> order;
+  for (std::size_t k = 1; k + 1 < v; ++k) order.push_back(k);
+  order.push_back(0);
+  if (v > 1) order.push_back(v - 1);
+  for (std::size_t k : order) {
+    if (rest == 0) break;
+    ++out[k];
+    --rest;
+  }
+  return out;
+}
+
+Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p,
+                     const std::string& source) {
+  check(m, g, p, source);
+  const CostOf cost(m, g, p);
+  const Phases layer = cost.layer();
+  const Phases embedding = cost.embedding();
+  const Phases output = cost.output();
+
+  ActivationOptions options;
+  options.microbatch_size = p.microbatch_size;
+  options.tensor_parallel = p.tp;
+  options.sequence_parallel = p.sequence_parallel;
+  options.recompute = p.recompute;
+  options.flash_attention = p.flash_attention;
+  const Bytes per_layer = layer_activation_bytes(m, options) * p.tp;  // all GPUs of the worker
+  const std::int64_t e = element_bytes(p.dtype);
+  const std::int64_t T = m.sequence_length * p.microbatch_size;
+  const std::int64_t h = m.hidden;
+  // Beyond the layers (Korthikanti et al., section 4.3): the embedding's dropout mask on the
+  // first stage; the final norm's and the output layer's inputs and the fp32 logits on the last.
+  const Bytes first_extra = m.dropout ? T * h : 0;
+  const Bytes last_extra = 2 * e * T * h + 2 * e * T * h + 4 * T * m.vocab_size;
+
+  Synthesis out;
+  const std::int32_t virtual_stages = p.pp * p.interleave;
+  out.layers = split_layers(m.layers, virtual_stages);
+  Profile& profile = out.profile;
+  profile.name = m.name + " on " + g.name;
+  profile.tensor_parallel = p.tp;
+  profile.hardware = g.network();
+  // A worker's p2p transfers and gradient all-reduces are split over its tp GPUs' links
+  // (Megatron-LM's scatter-gather of activations, one all-reduce per GPU's shard).
+  profile.hardware.intra_node_bandwidth *= p.tp;
+  profile.hardware.inter_node_bandwidth *= p.tp;
+  profile.stages.resize(static_cast<std::size_t>(p.pp));
+  for (std::int32_t v = 0; v < virtual_stages; ++v) {
+    StageProfile& s = profile.stages[static_cast<std::size_t>(v % p.pp)];
+    const auto n = out.layers[static_cast<std::size_t>(v)];
+    Phases c{layer.f * n, layer.i * n, layer.w * n};
+    std::int64_t params = n * m.layer_parameters();
+    Bytes held = n * per_layer;
+    if (v == 0) {
+      c += embedding;
+      params += m.vocab_size * h + (m.learned_positions ? m.sequence_length * h : 0);
+      held += first_extra;
+    }
+    if (v == virtual_stages - 1) {
+      c += output;
+      // The output layer: its own weights when untied, or the last stage's copy of the tied
+      // embedding when the pipeline has more than one stage (Megatron-LM keeps one and sums the
+      // two copies' gradients); and the final norm.
+      if (!m.tied_embeddings || virtual_stages > 1) params += m.vocab_size * h;
+      params += (m.norm == Norm::kLayerNorm ? 2 : 1) * h;
+      held += last_extra;
+    }
+    s.forward += to_nanos(c.f);
+    s.backward_input += to_nanos(c.i);
+    s.backward_weight += to_nanos(c.w);
+    s.activation_bytes += held;
+    s.output_bytes = T * h * e;
+    s.param_bytes += params * e;
+    s.optimizer_state_bytes += params * optimizer_bytes_per_parameter(p.dtype);
+  }
+  for (StageProfile& s : profile.stages) {
+    s.optimizer = to_nanos(cost.optimizer(s.param_bytes / e));
+  }
+  // Per sample in integers (exact), per batch in floating point (a batch of a trillion-parameter
+  // model passes 2^63).
+  const auto batch = static_cast<double>(p.global_batch);
+  out.model_flops = static_cast<double>(training_flops(m, 1, Recompute::kNone)) * batch;
+  out.hardware_flops = static_cast<double>(training_flops(m, 1, p.recompute)) * batch;
+  out.gpus = p.gpus();
+  out.peak_flops = g.peak_flops(p.dtype);
+  return out;
+}
+
+}  // namespace recycle::profiles

@@ -1,0 +1,101 @@
+// recycle profile: profiles from first principles (docs/profiles.md). `profile synth` turns a job
+// file into the recycle.profile/1 every other command reads; `profile show` prints a profile as
+// a table: per stage F, I, W and optimizer seconds, bytes, and memory headroom.
+#include <cstdio>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "planner/memory.hpp"
+#include "profiles/job.hpp"
+#include "profiles/profile.hpp"
+#include "tools/command.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+struct ProfileOptions {
+  std::string job;
+  std::string output = "-";
+  std::string show;
+};
+
+std::string ms(Nanos ns) {
+  return fmt::format("{:.2f}", to_seconds(ns) * 1e3);
+}
+
+/// The table of `profile show`. Headroom: what a worker has left when it holds its state and the
+/// activations of pp - s micro-batches, the most 1F1B keeps on stage s.
+std::string show_table(const profiles::Profile& p) {
+  const auto pp = static_cast<Bytes>(p.stages.size());
+  const Bytes worker = p.hardware.memory_bytes * p.tensor_parallel;
+  std::string out = fmt::format("{}: {} stages, tensor parallel {}, {} per worker\n",
+                                p.name.empty() ? "profile" : p.name, pp, p.tensor_parallel,
+                                worker > 0 ? planner::format_gb(worker) : "memory not given");
+  out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>11} {:>11} {:>11} {:>12}\n",
+                     "stage", "F ms", "I ms", "W ms", "opt ms", "activations", "output", "params",
+                     "opt state", "headroom");
+  for (Bytes s = 0; s < pp; ++s) {
+    const profiles::StageProfile& st = p.stages[static_cast<std::size_t>(s)];
+    const Bytes state = 2 * st.param_bytes + st.optimizer_state_bytes;
+    const Bytes held = state + (pp - s) * st.activation_bytes;
+    const std::string headroom = worker <= 0      ? "-"
+                                 : held <= worker ? planner::format_gb(worker - held)
+                                                  : "-" + planner::format_gb(held - worker);
+    out += fmt::format("{:>5} {:>10} {:>10} {:>10} {:>10} {:>12} {:>11} {:>11} {:>11} {:>12}\n", s,
+                       ms(st.forward), ms(st.backward_input), ms(st.backward_weight),
+                       ms(st.optimizer), planner::format_gb(st.activation_bytes),
+                       planner::format_gb(st.output_bytes), planner::format_gb(st.param_bytes),
+                       planner::format_gb(st.optimizer_state_bytes), headroom);
+  }
+  out +=
+      "activations and output: per micro-batch, whole worker; params: 16-bit weights (and as "
+      "many bytes of gradients); headroom: with 1F1B's pp - s micro-batches in flight\n";
+  return out;
+}
+
+}  // namespace
+
+Command add_profile_command(CLI::App& app) {
+  auto o = std::make_shared<ProfileOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "profile", "Profiles from first principles: synthesize one from a job file, or show one");
+  sub->require_subcommand(1);
+  CLI::App* synth = sub->add_subcommand(
+      "synth", "Write the recycle.profile/1 of a job (model + hardware + parallel configuration)");
+  synth->add_option("--job", o->job, "Job JSON (docs/profiles.md)")->required();
+  synth->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
+  synth->footer(examples({"recycle profile synth --job job.json -o profile.json",
+                          "recycle simulate --schedule zb-h1 --pp 8 --microbatches 64 --profile "
+                          "profile.json"}));
+  CLI::App* show = sub->add_subcommand(
+      "show", "Print a profile (or a job's synthesized profile) as a table per stage");
+  show->add_option("file", o->show, "Profile JSON")->required();
+  show->add_option("--job", o->job, "Show the profile synthesized from this job instead")
+      ->excludes(show->get_option("file"));
+  show->footer(examples({"recycle profile show profile.json"}));
+  // --job makes the positional FILE optional.
+  show->get_option("file")->required(false);
+  return {sub, [o, synth, show] {
+            if (synth->parsed()) {
+              const profiles::Job job = profiles::load_job(o->job);
+              const profiles::Synthesis s = job.synthesize();
+              write_text_file(o->output, profiles::to_json(s.profile).dump(2) + "\n");
+              return kExitOk;
+            }
+            (void)show;
+            if (o->show.empty() && o->job.empty())
+              throw InputError("profile show", "give a profile FILE or --job FILE");
+            const profiles::Profile p = o->job.empty()
+                                            ? profiles::load_profile(o->show)
+                                            : profiles::load_job(o->job).synthesize().profile;
+            std::fputs(show_table(p).c_str(), stdout);
+            return kExitOk;
+          }};
+}
+
+}  // namespace recycle::tools

@@ -65,6 +65,9 @@ Command add_profile_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "profile", "Profiles from first principles: synthesize one from a job file, or show one");
   sub->require_subcommand(1);
+  sub->footer(
+      examples({"recycle profile synth --job job.json -o profile.json",
+                "recycle profile show profile.json", "recycle profile show --job job.json"}));
   CLI::App* synth = sub->add_subcommand(
       "synth", "Write the recycle.profile/1 of a job (model + hardware + parallel configuration)");
   synth->add_option("--job", o->job, "Job JSON (docs/profiles.md)")->required();
@@ -80,14 +83,13 @@ Command add_profile_command(CLI::App& app) {
   show->footer(examples({"recycle profile show profile.json"}));
   // --job makes the positional FILE optional.
   show->get_option("file")->required(false);
-  return {sub, [o, synth, show] {
+  return {sub, [o, synth] {
             if (synth->parsed()) {
               const profiles::Job job = profiles::load_job(o->job);
               const profiles::Synthesis s = job.synthesize();
               write_text_file(o->output, profiles::to_json(s.profile).dump(2) + "\n");
               return kExitOk;
             }
-            (void)show;
             if (o->show.empty() && o->job.empty())
               throw InputError("profile show", "give a profile FILE or --job FILE");
             const profiles::Profile p = o->job.empty()

@@ -1,6 +1,7 @@
 #include "profiles/synthesizer.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "core/error.hpp"
 #include "profiles/activations.hpp"
@@ -193,6 +194,24 @@ void check(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p,
                                       std::to_string(per_step) + "), got " +
                                       std::to_string(p.global_batch));
   }
+  // Every count below is a 64-bit integer (bytes, FLOPs per sample) or nanoseconds: refuse what
+  // would not fit before computing it, by the largest products in floating point.
+  const double tokens =
+      static_cast<double>(m.sequence_length) * static_cast<double>(p.microbatch_size);
+  const double widest =
+      static_cast<double>(std::max({m.hidden, m.ffn_hidden, m.vocab_size, m.heads * m.head_dim}));
+  const double largest =
+      std::max({tokens * widest * 16,
+                static_cast<double>(m.heads) * tokens * static_cast<double>(m.sequence_length) * 8,
+                static_cast<double>(m.layers) * widest * widest * 64});
+  if (largest > 1e17) {
+    char figure[32];
+    std::snprintf(figure, sizeof figure, "%.3g", largest);
+    fail("parallel.microbatch_size",
+         std::string("the model and micro-batch are too large to "
+                     "represent (") +
+             figure + " bytes or FLOPs per micro-batch and layer; at most 1e17)");
+  }
   if (g.peak_flops(p.dtype) <= 0) {
     fail("parallel.dtype",
          std::string("the hardware lists no matrix FLOP/s for ") + to_string(p.dtype));
@@ -272,6 +291,11 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
       params += (m.norm == Norm::kLayerNorm ? 2 : 1) * h;
       held += last_extra;
     }
+    if (c.f + c.i + c.w > 1e6) {
+      throw InputError(source + ": parallel",
+                       "one micro-batch takes more than 10^6 seconds on a stage: not a "
+                       "configuration that trains");
+    }
     s.forward += to_nanos(c.f);
     s.backward_input += to_nanos(c.i);
     s.backward_weight += to_nanos(c.w);
@@ -281,7 +305,13 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
     s.optimizer_state_bytes += params * optimizer_bytes_per_parameter(p.dtype);
   }
   for (StageProfile& s : profile.stages) {
-    s.optimizer = to_nanos(cost.optimizer(s.param_bytes / e));
+    const double seconds = cost.optimizer(s.param_bytes / e);
+    if (seconds > 1e6) {
+      throw InputError(source + ": parallel",
+                       "an optimizer step takes more than 10^6 seconds on a stage: not a "
+                       "configuration that trains");
+    }
+    s.optimizer = to_nanos(seconds);
   }
   // Per sample in integers (exact), per batch in floating point (a batch of a trillion-parameter
   // model passes 2^63).

@@ -64,3 +64,9 @@ cli_test("profile show needs a file" 2 "error: profile show: give a profile FILE
 # The synthesized profile, written and read back, simulates to the same iteration as the job.
 cli_shell_test("profile synth round-trips through simulate --profile" 0 "same"
   "${P} profile synth --job ${DATA}/job_llama3_8b.json -o ${OUT}/llama.json && a=$(${P} simulate --job ${DATA}/job_llama3_8b.json | grep 'iteration time') && b=$(${P} simulate --schedule zb-h1 --pp 4 --dp 2 --microbatches 16 --profile ${OUT}/llama.json | grep 'iteration time') && test \"$a\" = \"$b\" && echo same")
+
+# Hostile sizes: refused before any arithmetic can overflow, and before a stage's time passes what
+# a profile can hold.
+cli_test("job: too large to represent" 2
+  "error: .*huge_job.json: parallel.microbatch_size: the model and micro-batch are too large to represent"
+  simulate --job ${DATA}/huge_job.json)

@@ -16,6 +16,23 @@ InputError::InputError(std::string where, std::string problem)
       where_(std::move(where)),
       problem_(std::move(problem)) {}
 
+std::string shown(std::string_view text) {
+  constexpr std::size_t kMaxShown = 40;
+  std::string out;
+  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out += static_cast<char>(byte);
+      continue;
+    }
+    char escaped[5];
+    std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
+    out += escaped;
+  }
+  if (text.size() > kMaxShown) out += "...";
+  return out;
+}
+
 void assertion_failed(const char* expr, const char* file, int line, const std::string& why) {
   std::fprintf(stderr, "internal error: %s:%d: assertion `%s` failed: %s\n", file, line, expr,
                why.c_str());

@@ -6,6 +6,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace recycle {
 
@@ -22,6 +23,10 @@ class InputError : public std::runtime_error {
   std::string where_;
   std::string problem_;
 };
+
+/// A user's text as an error message quotes it: printable ASCII as is, every other byte as \xHH,
+/// cut after 40 characters with "...", so the message stays one line whatever the input holds.
+[[nodiscard]] std::string shown(std::string_view text);
 
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
                                    const std::string& why);

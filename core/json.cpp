@@ -141,6 +141,22 @@ std::string JsonView::as_string() const {
   return node_->get<std::string>();
 }
 
+std::size_t JsonView::as_choice(std::initializer_list<std::string_view> choices) const {
+  const std::string got = as_string();
+  std::string expected;
+  std::size_t i = 0;
+  for (const std::string_view choice : choices) {
+    if (got == choice) return i;
+    const bool last = ++i == choices.size();
+    expected += (i == 1 ? "" : last ? " or " : ", ") + ("\"" + std::string(choice) + "\"");
+  }
+  fail("expected " + expected + ", got \"" + shown(got) + "\"");
+}
+
+void JsonView::check_format(std::string_view format) const {
+  (void)as_choice({format});
+}
+
 bool JsonView::as_bool() const {
   if (!node_->is_boolean()) fail(std::string("expected true or false, got ") + type_name(*node_));
   return node_->get<bool>();

@@ -40,6 +40,10 @@ class JsonView {
   [[nodiscard]] double as_nonnegative() const;
   [[nodiscard]] std::string as_string() const;
   [[nodiscard]] bool as_bool() const;
+  /// The index in `choices` of this string; InputError `expected "a", "b" or "c", got "x"`.
+  [[nodiscard]] std::size_t as_choice(std::initializer_list<std::string_view> choices) const;
+  /// InputError `expected "FORMAT", got "x"` unless this string is `format`.
+  void check_format(std::string_view format) const;
 
   [[nodiscard]] const nlohmann::json& raw() const noexcept { return *node_; }
   [[nodiscard]] const std::string& path() const noexcept { return path_; }

@@ -37,7 +37,7 @@ PlanTable plan_table_from_json(const std::string& text, const std::string& sourc
   const nlohmann::json root = parse_json(text, source);
   const JsonView view(root, source);
   const JsonView format = view.at("format");
-  if (format.as_string() != kFormat) format.fail(std::string("expected \"") + kFormat + "\"");
+  format.check_format(kFormat);
   PlanTable table;
   const JsonView layout = view.at("layout");
   table.layout = {static_cast<std::int32_t>(layout.at("dp").as_int(1, kMaxDp)),

@@ -30,22 +30,6 @@ constexpr std::string_view kTokenExample = R"(an action token like "0F3" or "2I5
 
 /// `text` for an error message: at most 40 bytes, control and non-ASCII bytes as \xNN, so that
 /// binary garbage cannot flood or corrupt the terminal.
-std::string shown(std::string_view text) {
-  constexpr std::size_t kMaxShown = 40;
-  std::string out;
-  for (std::size_t i = 0; i < text.size() && i < kMaxShown; ++i) {
-    const auto byte = static_cast<unsigned char>(text[i]);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out += static_cast<char>(byte);
-      continue;
-    }
-    char escaped[5];
-    std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
-    out += escaped;
-  }
-  if (text.size() > kMaxShown) out += "...";
-  return out;
-}
 
 // ---------------------------------------------------------------------------------------------
 // JSON
@@ -304,21 +288,14 @@ Schedule schedule_from_json(const std::string& text, const std::string& source) 
 }
 
 Schedule schedule_from_json(const JsonView& view) {
-  const JsonView format = view.at("format");
-  if (const std::string got = format.as_string(); got != kFormat) {
-    format.fail("expected \"" + std::string(kFormat) + "\", got \"" + shown(got) + "\"");
-  }
+  view.at("format").check_format(kFormat);
 
   Schedule schedule;
   schedule.generator = view.at("generator").as_string();
   schedule.layout = read_layout(view.at("layout"));
   const Layout& layout = schedule.layout;
   if (const auto optimizer = view.find("optimizer")) {
-    const std::string mode = optimizer->as_string();
-    if (mode != "barrier" && mode != "staggered") {
-      optimizer->fail("expected \"barrier\" or \"staggered\", got \"" + shown(mode) + "\"");
-    }
-    schedule.staggered_optimizer = mode == "staggered";
+    schedule.staggered_optimizer = optimizer->as_choice({"barrier", "staggered"}) == 1;
   }
 
   if (const auto failed = view.find("failed")) {

@@ -78,10 +78,7 @@ GpuSpec gpu_from_json(const nlohmann::json& json, const std::string& source) {
                   "memory_bandwidth_Bps", "gpus_per_node", "intra_node_bandwidth_Bps",
                   "inter_node_bandwidth_Bps", "intra_node_latency_s", "inter_node_latency_s",
                   "efficiency"});
-  if (const auto format = root.find("format");
-      format && format->as_string() != "recycle.hardware/1") {
-    format->fail("expected \"recycle.hardware/1\"");
-  }
+  if (const auto format = root.find("format")) format->check_format("recycle.hardware/1");
   GpuSpec g;
   if (const auto name = root.find("name")) g.name = name->as_string();
   if (const auto sources = root.find("sources")) {

@@ -29,33 +29,14 @@ ParallelConfig parallel_from_json(const JsonView& v) {
   p.global_batch = v.at("global_batch").as_int(1, kMaxBatch);
   if (const auto x = v.find("sequence_parallel")) p.sequence_parallel = x->as_bool();
   if (const auto x = v.find("recompute")) {
-    const std::string r = x->as_string();
-    if (r == "none") {
-      p.recompute = Recompute::kNone;
-    } else if (r == "selective") {
-      p.recompute = Recompute::kSelective;
-    } else if (r == "full") {
-      p.recompute = Recompute::kFull;
-    } else {
-      x->fail("expected \"none\", \"selective\" or \"full\", got \"" + r + "\"");
-    }
+    constexpr Recompute kModes[] = {Recompute::kNone, Recompute::kSelective, Recompute::kFull};
+    p.recompute = kModes[x->as_choice({"none", "selective", "full"})];
   }
-  if (const auto x = v.find("attention")) {
-    const std::string a = x->as_string();
-    if (a != "flash" && a != "standard")
-      x->fail("expected \"flash\" or \"standard\", got \"" + a + "\"");
-    p.flash_attention = a == "flash";
-  }
+  if (const auto x = v.find("attention"))
+    p.flash_attention = x->as_choice({"flash", "standard"}) == 0;
   if (const auto x = v.find("dtype")) {
-    const std::string d = x->as_string();
-    bool known = false;
-    for (DType t : {DType::kBf16, DType::kFp16, DType::kTf32, DType::kFp32}) {
-      if (d == to_string(t)) {
-        p.dtype = t;
-        known = true;
-      }
-    }
-    if (!known) x->fail("expected \"bf16\", \"fp16\", \"tf32\" or \"fp32\", got \"" + d + "\"");
+    constexpr DType kTypes[] = {DType::kBf16, DType::kFp16, DType::kTf32, DType::kFp32};
+    p.dtype = kTypes[x->as_choice({"bf16", "fp16", "tf32", "fp32"})];
   }
   return p;
 }
@@ -69,9 +50,7 @@ Synthesis Job::synthesize() const {
 Job job_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
   root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule"});
-  if (const auto format = root.find("format"); format && format->as_string() != "recycle.job/1") {
-    format->fail("expected \"recycle.job/1\"");
-  }
+  if (const auto format = root.find("format")) format->check_format("recycle.job/1");
   Job job;
   job.source = source;
   if (const auto name = root.find("name")) job.name = name->as_string();

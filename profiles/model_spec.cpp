@@ -54,9 +54,7 @@ ModelSpec model_from_json(const nlohmann::json& json, const std::string& source)
   root.only_keys({"format", "name", "source", "layers", "hidden", "heads", "kv_heads", "head_dim",
                   "ffn_hidden", "sequence_length", "vocab_size", "gated_mlp", "tied_embeddings",
                   "bias", "learned_positions", "norm", "dropout"});
-  if (const auto format = root.find("format"); format && format->as_string() != "recycle.model/1") {
-    format->fail("expected \"recycle.model/1\"");
-  }
+  if (const auto format = root.find("format")) format->check_format("recycle.model/1");
   ModelSpec m;
   if (const auto name = root.find("name")) m.name = name->as_string();
   if (const auto cited = root.find("source")) (void)cited->as_string();
@@ -87,14 +85,7 @@ ModelSpec model_from_json(const nlohmann::json& json, const std::string& source)
   m.learned_positions = read_flag(root, "learned_positions");
   m.dropout = read_flag(root, "dropout");
   if (const auto norm = root.find("norm")) {
-    const std::string n = norm->as_string();
-    if (n == "layernorm") {
-      m.norm = Norm::kLayerNorm;
-    } else if (n == "rmsnorm") {
-      m.norm = Norm::kRmsNorm;
-    } else {
-      norm->fail("expected \"layernorm\" or \"rmsnorm\", got \"" + n + "\"");
-    }
+    m.norm = norm->as_choice({"layernorm", "rmsnorm"}) == 0 ? Norm::kLayerNorm : Norm::kRmsNorm;
   }
   return m;
 }

@@ -36,10 +36,7 @@ BytesPerSecond read_bandwidth(const JsonView& parent, std::string_view key) {
 
 Profile profile_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
-  if (const auto format = root.find("format");
-      format && format->as_string() != "recycle.profile/1") {
-    format->fail("expected \"recycle.profile/1\"");
-  }
+  if (const auto format = root.find("format")) format->check_format("recycle.profile/1");
   Profile p;
   if (const auto name = root.find("name")) p.name = name->as_string();
   if (const auto tp = root.find("tensor_parallel"))

@@ -16,8 +16,8 @@ const ShippedSpec& find(const std::vector<ShippedSpec>& specs, const std::string
     if (s.name == name) return s;
     known += (known.empty() ? "" : ", ") + std::string(s.name);
   }
-  throw InputError(field, "unknown " + std::string(what) + " \"" + name + "\" (known: " + known +
-                              "; or give an inline spec)");
+  throw InputError(field, "unknown " + std::string(what) + " \"" + shown(name) +
+                              "\" (known: " + known + "; or give an inline spec)");
 }
 
 }  // namespace

@@ -53,3 +53,21 @@ TEST_CASE("as_int rejects fractions and as_nonnegative rejects negatives") {
   CHECK(error_of([&] { (void)root.at("b").as_nonnegative(); }) ==
         "f.json: b: expected a number >= 0, got -1");
 }
+
+TEST_CASE("as_choice: the index of the value, or an error listing the choices") {
+  const auto doc = recycle::parse_json(R"({"mode": "b", "odd": "x\ny", "fmt": "v2"})", "c.json");
+  const recycle::JsonView root(doc, "c.json");
+  CHECK(root.at("mode").as_choice({"a", "b", "c"}) == 1);
+  CHECK(error_of([&] {
+          (void)root.at("mode").as_choice({"a", "c"});
+        }) == "c.json: mode: expected \"a\" or \"c\", got \"b\"");
+  CHECK(error_of([&] {
+          (void)root.at("mode").as_choice({"x", "y", "z"});
+        }) == "c.json: mode: expected \"x\", \"y\" or \"z\", got \"b\"");
+  // The user's text is quoted on one line, whatever bytes it holds.
+  CHECK(error_of([&] {
+          (void)root.at("odd").as_choice({"a", "b"});
+        }) == "c.json: odd: expected \"a\" or \"b\", got \"x\\x0Ay\"");
+  CHECK(error_of([&] { root.at("fmt").check_format("recycle.job/1"); }) ==
+        "c.json: fmt: expected \"recycle.job/1\", got \"v2\"");
+}

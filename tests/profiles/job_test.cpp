@@ -111,3 +111,8 @@ TEST_CASE("every shipped hardware spec reads, with its sources") {
   CHECK(recycle::profiles::shipped_hardware().size() == 4);
   CHECK(recycle::profiles::shipped_models().size() == 12);
 }
+
+TEST_CASE("a name holding control bytes is quoted on one line") {
+  CHECK(error_of(R"({"model": "gpt\nx", "hardware": "a100-80g", "parallel": {"global_batch": 8}})")
+            .starts_with("job.json: model: unknown model \"gpt\\x0Ax\" (known: "));
+}

@@ -27,11 +27,13 @@ test-sanitize: deps
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
-# The main job: for now, plan a 1F1B and a ZB-H1 schedule for PP 4 x 8 micro-batches and print both.
+# The main job: GPT-3 175B on 1,024 A100-80GB GPUs (TP 8, PP 8, DP 16) through the first 30 days
+# of the shipped llama3-like trace (2,048 nodes, scaled to the job's 128) under every policy.
 run: deps all
-	$(BUILD)/tools/recycle plan --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1
-	@echo
-	$(BUILD)/tools/recycle plan --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1
+	@mkdir -p out
+	$(BUILD)/tools/recycle replay --job profiles/jobs/gpt3-175b-a100-1024.json \
+	  --trace traces/data/llama3-like.csv --map scale --seed 1 --days 30 \
+	  --timeline out/replay-timeline.csv --svg out/replay.svg
 
 bench: deps all
 	$(BUILD)/tests/bench/recycle_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true

@@ -58,3 +58,17 @@ void write_text_file(const std::string& path, const std::string& content) {
 }
 
 }  // namespace recycle
+
+namespace recycle {
+
+void check_writable(const std::string& path, const std::string& flag) {
+  if (path.empty() || path == "-") return;
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
+    throw InputError(flag,
+                     path + ": cannot open for writing (no directory " + parent.string() + ")");
+  }
+}
+
+}  // namespace recycle

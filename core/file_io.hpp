@@ -13,4 +13,8 @@ namespace recycle {
 /// Writes `content` to `path` atomically (temporary file + rename). "-" writes to stdout.
 void write_text_file(const std::string& path, const std::string& content);
 
+/// Fails before any work when `path` cannot be written (its directory is missing), naming `flag`,
+/// so a command does not compute for nothing. "" and "-" pass.
+void check_writable(const std::string& path, const std::string& flag);
+
 }  // namespace recycle

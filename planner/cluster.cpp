@@ -37,10 +37,10 @@ Nanos Cluster::transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noex
 }
 
 Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept {
-  if (free_ || peers.size() <= 1) return 0;
-  bool one_node = true;
+  const auto n = static_cast<std::int32_t>(peers.size()) + absent_ring_peers_;
+  if (free_ || n <= 1 || peers.empty()) return 0;
+  bool one_node = absent_ring_peers_ == 0;
   for (const WorkerId& p : peers) one_node = one_node && same_node(peers.front(), p);
-  const auto n = static_cast<std::int32_t>(peers.size());
   if (one_node) return ring_all_reduce_time(n, bytes, intra_);
   // Peers per node, counted on the nodes where peers start (peers are sorted by rank in no
   // particular order, so count them all); the fewest sets the ring's side-by-side count.
@@ -48,7 +48,7 @@ Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) con
   nodes.reserve(peers.size());
   for (const WorkerId& p : peers) nodes.push_back(first_node(p));
   std::sort(nodes.begin(), nodes.end());
-  std::int64_t fewest = n;
+  std::int64_t fewest = static_cast<std::int64_t>(peers.size());
   for (std::size_t i = 0; i < nodes.size();) {
     std::size_t j = i;
     while (j < nodes.size() && nodes[j] == nodes[i]) ++j;

@@ -55,8 +55,15 @@ class Cluster {
 
   [[nodiscard]] const Link& link(WorkerId a, WorkerId b) const noexcept;
   [[nodiscard]] Nanos transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noexcept;
-  /// Ring all-reduce over `peers` (the live DP peers of one stage).
+  /// Ring all-reduce over `peers` (the live DP peers of one stage), plus the absent ring peers.
   [[nodiscard]] Nanos all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept;
+
+  /// Every all-reduce ring also holds `peers` more members outside the layout, placed like the
+  /// ones in it: one pipeline simulated alone then stands for itself and `peers` identical
+  /// pipelines (which reach every all-reduce at the same time), as the job replay does to time a
+  /// fault-free configuration of DP pipelines with one (sim/replay_rates.hpp).
+  void set_absent_ring_peers(std::int32_t peers) noexcept { absent_ring_peers_ = peers; }
+  [[nodiscard]] std::int32_t absent_ring_peers() const noexcept { return absent_ring_peers_; }
 
  private:
   [[nodiscard]] std::int64_t rank(WorkerId worker) const noexcept {
@@ -69,6 +76,7 @@ class Cluster {
   std::int32_t tensor_parallel_ = 1;
   Link intra_;
   Link inter_;
+  std::int32_t absent_ring_peers_ = 0;
 };
 
 }  // namespace recycle::planner

@@ -49,7 +49,8 @@ Synthesis Job::synthesize() const {
 
 Job job_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
-  root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule"});
+  root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule", "cluster",
+                  "detection", "checkpoint", "restart"});
   if (const auto format = root.find("format")) format->check_format("recycle.job/1");
   Job job;
   job.source = source;
@@ -62,6 +63,8 @@ Job job_from_json(const nlohmann::json& json, const std::string& source) {
                                        : gpu_from_json(hardware.raw(), hardware.where());
   job.parallel = parallel_from_json(root.at("parallel"));
   if (const auto schedule = root.find("schedule")) job.schedule = schedule->as_string();
+  job.resilience = resilience_from_json(root, job.parallel, job.gpu.gpus_per_node);
+  job.gpu.gpus_per_node = job.resilience.cluster.gpus_per_node;  // one value for costs and failures
   return job;
 }
 

@@ -1,7 +1,7 @@
 // Job files: one JSON a user writes once — the model, the hardware, the parallel configuration
 // and the schedule — which `plan`, `simulate`, `degradation` and `profile synth` accept with
-// `--job FILE`. Format "recycle.job/1" (docs/profiles.md). Unknown keys are an error: a typo must
-// not be silently ignored.
+// `--job FILE`, and `replay` and `study` with its resilience blocks. Format "recycle.job/1"
+// (docs/profiles.md). Unknown keys are an error: a typo must not be silently ignored.
 #pragma once
 
 #include <string>
@@ -10,6 +10,7 @@
 
 #include "profiles/gpu_spec.hpp"
 #include "profiles/model_spec.hpp"
+#include "profiles/resilience.hpp"
 #include "profiles/synthesizer.hpp"
 
 namespace recycle::profiles {
@@ -21,6 +22,8 @@ struct Job {
   GpuSpec gpu;
   ParallelConfig parallel;
   std::string schedule = "1f1b";
+  /// The cluster, detection, checkpoint and restart blocks (`recycle replay`), defaults filled.
+  Resilience resilience;
 
   /// The job's profile; InputError as synthesize().
   [[nodiscard]] Synthesis synthesize() const;

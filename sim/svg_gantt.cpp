@@ -48,29 +48,6 @@ constexpr const char* kTransferFill = "#9d9d9d";
 constexpr const char* kAllReduceFill = "#b07aa1";
 constexpr const char* kReroutedStroke = "#e15759";
 
-std::string xml_escape(std::string_view text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
 /// 1, 2 or 5 times a power of ten, near span / 10.
 Nanos tick_step(Nanos span) {
   const double raw = std::max(1.0, static_cast<double>(span) / 10.0);
@@ -292,6 +269,29 @@ class Chart {
 };
 
 }  // namespace
+
+std::string xml_escape(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
 
 std::string svg_gantt(const SimRun& run, const Metrics& metrics,
                       std::optional<std::int32_t> iteration) {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
@@ -15,6 +16,9 @@
 namespace recycle::sim {
 
 /// `iteration` (0-based) draws only that iteration, scaled to fill the width.
+/// Text with &, <, > and " escaped for SVG/XML text and attributes.
+[[nodiscard]] std::string xml_escape(std::string_view text);
+
 [[nodiscard]] std::string svg_gantt(const SimRun& run, const Metrics& metrics,
                                     std::optional<std::int32_t> iteration = std::nullopt);
 

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_simulate_command(app));
   commands.push_back(add_trace_command(app));
   commands.push_back(add_profile_command(app));
+  commands.push_back(add_replay_command(app));
 
   try {
     app.parse(argc, argv);

@@ -1,6 +1,5 @@
 // recycle simulate: run a schedule on a model of the cluster and report iteration time,
 // throughput, bubbles, memory and the critical path (docs/simulator.md, docs/metrics.md).
-#include <filesystem>
 #include <optional>
 #include <string>
 
@@ -36,17 +35,6 @@ struct SimulateOptions {
   std::string svg;
   std::optional<std::int32_t> trace_iteration;
 };
-
-/// Fails before any work when an output cannot be written, so no output is left half done.
-void check_writable(const std::string& path, const std::string& flag) {
-  if (path.empty() || path == "-") return;
-  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  std::error_code ec;
-  if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {
-    throw InputError(flag,
-                     path + ": cannot open for writing (no directory " + parent.string() + ")");
-  }
-}
 
 planner::Schedule load_checked(const std::string& path) {
   planner::Schedule schedule = planner::load_schedule(path);

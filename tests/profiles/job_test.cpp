@@ -72,7 +72,7 @@ TEST_CASE("every mistake in a job is an error naming the field") {
   CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"global_batch": 8},
                      "shedule": "1f1b"})") ==
         "job.json: shedule: unknown key (known: format, name, model, hardware, parallel, "
-        "schedule)");
+        "schedule, cluster, detection, checkpoint, restart)");
   CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g",
                      "parallel": {"global_batch": 8, "tp_size": 8}})")
             .starts_with("job.json: parallel.tp_size: unknown key (known: tp, pp, dp,"));

@@ -1,0 +1,98 @@
+#include "profiles/resilience.hpp"
+
+#include <optional>
+#include <string>
+
+#include "core/error.hpp"
+#include "core/json.hpp"
+#include "profiles/synthesizer.hpp"
+
+namespace recycle::profiles {
+
+namespace {
+
+/// Durations stay far below what integer nanoseconds hold over a replay (about 31.7 years).
+constexpr double kMaxSeconds = 1e9;
+constexpr std::int64_t kMaxNodes = std::int64_t{1} << 24;
+
+Seconds seconds(const JsonView& block, std::string_view key, Seconds fallback, bool positive) {
+  const auto x = block.find(key);
+  if (!x) return fallback;
+  const double s = x->as_nonnegative();
+  if (positive && s == 0) x->fail("expected a number > 0, got 0");
+  if (s > kMaxSeconds) x->fail("expected at most 1e9 seconds, got " + x->raw().dump());
+  return s;
+}
+
+}  // namespace
+
+Resilience resilience_from_json(const JsonView& root, const ParallelConfig& parallel,
+                                std::int32_t hardware_gpus_per_node) {
+  Resilience r;
+  ClusterBlock& c = r.cluster;
+  c.gpus_per_node = hardware_gpus_per_node;
+  std::optional<JsonView> nodes;
+  std::optional<JsonView> spares;
+  std::string where = root.source() + ": cluster";
+  if (const auto block = root.find("cluster")) {
+    block->only_keys({"nodes", "gpus_per_node", "spares", "placement"});
+    where = block->where();
+    nodes = block->find("nodes");
+    if (nodes) c.nodes = nodes->as_int(1, kMaxNodes);
+    if (const auto x = block->find("gpus_per_node"))
+      c.gpus_per_node = static_cast<std::int32_t>(x->as_int(1, 1024));
+    spares = block->find("spares");
+    if (spares) c.spares = spares->as_int(0, kMaxNodes);
+    if (const auto x = block->find("placement")) (void)x->as_choice({"pipeline-major"});
+  }
+  const std::int64_t gpus = std::int64_t{parallel.tp} * parallel.pp * parallel.dp;
+  const std::int64_t per_node = c.gpus_per_node;
+  r.job_nodes = (gpus + per_node - 1) / per_node;
+  if (r.job_nodes > kMaxNodes) {
+    throw InputError(where, "the job needs " + std::to_string(r.job_nodes) +
+                                " nodes, more than the 16,777,216 a replay takes");
+  }
+  if (!nodes) {
+    c.nodes = r.job_nodes + c.spares;
+  } else if (!spares) {
+    if (c.nodes < r.job_nodes) {
+      throw InputError(nodes->where(),
+                       std::to_string(c.nodes) + " nodes cannot hold the job: tp x pp x dp = " +
+                           std::to_string(gpus) + " GPUs need " + std::to_string(r.job_nodes) +
+                           " nodes of " + std::to_string(per_node) + " GPUs");
+    }
+    c.spares = c.nodes - r.job_nodes;
+  } else if (c.nodes != r.job_nodes + c.spares) {
+    throw InputError(nodes->where(), std::to_string(c.nodes) + " nodes is not the job's " +
+                                         std::to_string(r.job_nodes) +
+                                         " (tp x pp x dp = " + std::to_string(gpus) +
+                                         " GPUs over " + std::to_string(per_node) +
+                                         " per node) plus " + std::to_string(c.spares) +
+                                         " spares; give nodes or spares, or both agreeing");
+  }
+  if (const auto block = root.find("detection")) {
+    block->only_keys({"heartbeat_s", "missed_beats"});
+    r.detection.heartbeat_s = seconds(*block, "heartbeat_s", r.detection.heartbeat_s, false);
+    if (const auto x = block->find("missed_beats"))
+      r.detection.missed_beats = static_cast<std::int32_t>(x->as_int(0, 1'000'000));
+    if (r.detection.delay_s() > kMaxSeconds)
+      block->fail("heartbeat_s x missed_beats is more than 1e9 seconds");
+  }
+  if (const auto block = root.find("checkpoint")) {
+    block->only_keys({"interval_s", "write_s", "load_s"});
+    CheckpointBlock& k = r.checkpoint;
+    k.interval_s = seconds(*block, "interval_s", k.interval_s, true);
+    k.write_s = seconds(*block, "write_s", k.write_s, false);
+    k.load_s = seconds(*block, "load_s", k.load_s, false);
+  }
+  if (const auto block = root.find("restart")) {
+    block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s"});
+    RestartBlock& k = r.restart;
+    k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
+    k.node_join_s = seconds(*block, "node_join_s", k.node_join_s, false);
+    k.reconfigure_s = seconds(*block, "reconfigure_s", k.reconfigure_s, false);
+  }
+  return r;
+}
+
+}  // namespace recycle::profiles

@@ -1,0 +1,65 @@
+// The resilience blocks of a job file: the cluster the job runs on (nodes, spares, placement), how
+// failures are detected, how it checkpoints and what restarting costs. `recycle replay` and
+// `recycle study` read them (sim/replay.hpp, docs/policies.md); every field has a default, so a
+// job file without them replays on exactly the nodes its parallel block needs.
+#pragma once
+
+#include <cstdint>
+
+#include "core/units.hpp"
+
+namespace recycle {
+class JsonView;
+}
+
+namespace recycle::profiles {
+
+struct ParallelConfig;
+
+struct ClusterBlock {
+  /// Nodes reserved for the job, spares included; 0: the job's own nodes plus the spares.
+  std::int64_t nodes = 0;
+  std::int32_t gpus_per_node = 0;  ///< 0: the hardware's
+  std::int64_t spares = 0;         ///< nodes held idle to replace failed ones
+  /// Where workers sit: "pipeline-major" (global rank dp x pp + stage, the planner's cluster
+  /// model) is the one placement supported.
+};
+
+struct DetectionBlock {
+  Seconds heartbeat_s = 5;
+  std::int32_t missed_beats = 3;
+
+  /// Time from a failure to its detection: heartbeat_s x missed_beats.
+  [[nodiscard]] Seconds delay_s() const noexcept { return heartbeat_s * missed_beats; }
+};
+
+struct CheckpointBlock {
+  Seconds interval_s = 3600;  ///< training time between checkpoints
+  Seconds write_s = 60;       ///< the job stops while one is written
+  Seconds load_s = 300;       ///< reading one back at a restart
+};
+
+struct RestartBlock {
+  Seconds job_restart_s = 600;  ///< scheduler, container and communicator start-up of the job
+  Seconds node_join_s = 60;     ///< a repaired or spare node's start-up before it can join
+  Seconds reconfigure_s = 10;   ///< an in-place reconfiguration's fixed cost (oobleck, bamboo)
+};
+
+struct Resilience {
+  ClusterBlock cluster;
+  DetectionBlock detection;
+  CheckpointBlock checkpoint;
+  RestartBlock restart;
+
+  /// Nodes the job's workers occupy: tp x pp x dp GPUs over gpus_per_node.
+  std::int64_t job_nodes = 0;
+};
+
+/// Reads the optional blocks of `root` ("cluster", "detection", "checkpoint", "restart"), checks
+/// them against the parallel configuration and the hardware's GPUs per node, and fills in the
+/// defaults. InputError naming the field: unknown keys, negative times, more spares than nodes,
+/// a job larger than its cluster. A worker that straddles two nodes fails with either.
+[[nodiscard]] Resilience resilience_from_json(const JsonView& root, const ParallelConfig& parallel,
+                                              std::int32_t hardware_gpus_per_node);
+
+}  // namespace recycle::profiles

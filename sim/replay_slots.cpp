@@ -1,0 +1,86 @@
+#include "sim/replay_slots.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace recycle::sim {
+
+JobSlots::JobSlots(std::int64_t job_nodes, std::int64_t cluster_nodes,
+                   const planner::Layout& layout, std::int32_t tensor_parallel,
+                   std::int32_t gpus_per_node)
+    : job_nodes_(job_nodes),
+      layout_(layout),
+      tp_(tensor_parallel),
+      gpus_per_node_(gpus_per_node),
+      slot_of_(static_cast<std::size_t>(cluster_nodes), -1) {
+  RECYCLE_ASSERT(job_nodes <= cluster_nodes, "the job fits its cluster");
+  for (std::int64_t n = 0; n < cluster_nodes; ++n) {
+    if (n < job_nodes) {
+      slot_of_[static_cast<std::size_t>(n)] = n;
+    } else {
+      spares_.insert(n);
+    }
+  }
+}
+
+std::int64_t JobSlots::node_down(std::int64_t node) {
+  std::int64_t& slot = slot_of_[static_cast<std::size_t>(node)];
+  spares_.erase(node);
+  const std::int64_t held = slot;
+  if (held >= 0) empty_.insert(held);
+  slot = -1;
+  return held;
+}
+
+void JobSlots::node_ready(std::int64_t node) {
+  if (slot_of_[static_cast<std::size_t>(node)] < 0) spares_.insert(node);
+}
+
+std::vector<std::int64_t> JobSlots::fill_from_spares() {
+  std::vector<std::int64_t> filled;
+  while (!empty_.empty() && !spares_.empty()) {
+    const std::int64_t slot = *empty_.begin();
+    const std::int64_t node = *spares_.begin();
+    empty_.erase(empty_.begin());
+    spares_.erase(spares_.begin());
+    slot_of_[static_cast<std::size_t>(node)] = slot;
+    filled.push_back(slot);
+  }
+  return filled;
+}
+
+std::vector<planner::WorkerId> JobSlots::workers_of(std::int64_t slot) const {
+  std::vector<planner::WorkerId> out;
+  const std::int64_t first_gpu = slot * gpus_per_node_;
+  const std::int64_t last_gpu = first_gpu + gpus_per_node_ - 1;
+  const std::int64_t ranks = std::int64_t{layout_.dp} * layout_.pp;
+  for (std::int64_t r = first_gpu / tp_; r <= last_gpu / tp_ && r < ranks; ++r) {
+    out.push_back(
+        {static_cast<std::int32_t>(r / layout_.pp), static_cast<std::int32_t>(r % layout_.pp)});
+  }
+  return out;
+}
+
+std::vector<planner::WorkerId> JobSlots::failed_workers() const {
+  std::vector<planner::WorkerId> out;
+  for (const std::int64_t slot : empty_) {
+    const auto workers = workers_of(slot);
+    out.insert(out.end(), workers.begin(), workers.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::int64_t JobSlots::live_workers() const {
+  return std::int64_t{layout_.dp} * layout_.pp - static_cast<std::int64_t>(failed_workers().size());
+}
+
+std::int32_t JobSlots::complete_pipelines() const {
+  std::set<std::int32_t> broken;
+  for (const planner::WorkerId& w : failed_workers()) broken.insert(w.dp);
+  return layout_.dp - static_cast<std::int32_t>(broken.size());
+}
+
+}  // namespace recycle::sim

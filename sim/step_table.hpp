@@ -1,0 +1,40 @@
+// Measured iteration times that override the simulated ones in a job replay (`recycle replay
+// --step-table FILE`): users often know their real step times from training logs, and other
+// simulators drive their replays from such tables.
+//
+// CSV with a header `config,iteration_s`; one row per configuration, keyed as the replay names
+// configurations (docs/policies.md):
+//   - `PxS`: P live pipelines of S stages each (the fault-free job, elastic's shrunk jobs);
+//   - `N`:   N live nodes of the job (ReCycle's, Oobleck's and Bamboo's degraded configurations,
+//            whatever the failure set).
+// A configuration without a row keeps its simulated time.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+
+#include "core/units.hpp"
+
+namespace recycle::sim {
+
+class StepTable {
+ public:
+  [[nodiscard]] std::optional<Nanos> pipelines(std::int64_t live_pipelines,
+                                               std::int64_t stages) const;
+  [[nodiscard]] std::optional<Nanos> nodes(std::int64_t live_nodes) const;
+  [[nodiscard]] bool empty() const noexcept { return by_key_.empty(); }
+  [[nodiscard]] std::size_t size() const noexcept { return by_key_.size(); }
+
+  /// InputError naming `source:line` for a bad header, key or time (not a number > 0 and at most
+  /// 1e6 s), or a key given twice.
+  [[nodiscard]] static StepTable parse(const std::string& text, const std::string& source);
+  [[nodiscard]] static StepTable load(const std::string& path);
+
+ private:
+  [[nodiscard]] std::optional<Nanos> find(const std::string& key) const;
+  std::map<std::string, Nanos> by_key_;  ///< normalized keys: "P x S" as "PxS", "N" as "N"
+};
+
+}  // namespace recycle::sim

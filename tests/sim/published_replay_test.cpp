@@ -1,0 +1,51 @@
+// The baselines are not strawmen: replaying Oobleck's own evaluation setting reproduces its
+// simulator's throughput. Setting (Oobleck, Jang et al., SOSP '23; artifact branch sosp23-artifact,
+// tools/simulator): GPT-3 6.7B on 30 single-GPU nodes, 1,024 samples per iteration, one node lost
+// every 6 h / 3 h / 1 h / 30 min / 10 min (its traces, in ../shared/traces-raw), a 10 s
+// reconfiguration per failure and the step times of its throughput table
+// (tests/sim/data/oobleck_gpt3_6.7b_steps.csv). Its simulator gives 4.329, 4.308, 4.223, 4.112 and
+// 3.546 samples/s (the last against Varuna's 0.255 is the paper's "up to 13.9x"). It measures from
+// its first step (after a 45 s start and the restart) to its last; the replay over the whole
+// trace, so the two differ by that start and by the step in flight at each failure (Oobleck keeps
+// it when it ends within the restart, the replay redoes it): 2 % bounds both.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+#include "sim/replay.hpp"
+#include "sim/step_table.hpp"
+#include "tests/traces/test_paths.hpp"
+#include "traces/import.hpp"
+
+TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simulator gives it") {
+  const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/";
+  const recycle::profiles::Job job =
+      recycle::profiles::load_job(data + "oobleck_gpt3_6.7b_job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(job);
+  const auto table = recycle::sim::StepTable::load(data + "oobleck_gpt3_6.7b_steps.csv");
+  struct Row {
+    const char* trace;
+    double samples_per_s;
+  };
+  for (const Row row : {Row{"6h.csv", 4.329}, Row{"3h.csv", 4.308}, Row{"1h.csv", 4.223},
+                        Row{"30m.csv", 4.112}, Row{"10m.csv", 3.546}}) {
+    const auto path =
+        recycle::traces::testing::shared_trace(std::string("oobleck-sim-traces/") + row.trace);
+    if (!path) {
+      MESSAGE("skipped: ../shared/traces-raw/oobleck-sim-traces is not there");
+      return;
+    }
+    const auto trace =
+        recycle::traces::import_trace(recycle::traces::ImportFormat::kBamboo, *path, {});
+    recycle::sim::ReplayOptions options;
+    options.policies = {recycle::sim::PolicyKind::kOobleck};
+    options.table = &table;
+    const auto result = recycle::sim::replay(job, model, trace.trace, options);
+    CAPTURE(row.trace);
+    CHECK(result.policies.front().mean_throughput ==
+          doctest::Approx(row.samples_per_s).epsilon(0.02));
+    CHECK(result.policies.front().fallbacks == 0);
+  }
+}

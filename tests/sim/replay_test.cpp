@@ -1,0 +1,229 @@
+// Job replay (sim/replay.hpp): hand-worked scenarios with exact answers, the accounting identity,
+// and the properties every policy must have. Iteration times come from step tables so that every
+// expected number below is worked out by hand in the comments.
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+#include "profiles/link.hpp"
+#include "sim/replay.hpp"
+#include "sim/replay_report.hpp"
+#include "sim/step_table.hpp"
+#include "traces/native_csv.hpp"
+
+namespace {
+
+using recycle::sim::LostCause;
+using recycle::sim::PolicyKind;
+using recycle::sim::PolicyResult;
+using recycle::sim::ReplayResult;
+
+/// PP 4 x DP 2 workers of one GPU each on 8 single-GPU nodes; detection 5 s x 3, checkpoints
+/// every 600 s of training taking 60 s, load 300 s, restart 600 s, join 60 s, reconfigure 20 s.
+nlohmann::json job_json() {
+  return nlohmann::json::parse(R"({
+    "model": "gpt3-350m", "hardware": "a100-80g",
+    "parallel": {"tp": 1, "pp": 4, "dp": 2, "microbatch_size": 1, "global_batch": 16},
+    "cluster": {"nodes": 8, "gpus_per_node": 1},
+    "detection": {"heartbeat_s": 5, "missed_beats": 3},
+    "checkpoint": {"interval_s": 600, "write_s": 60, "load_s": 300},
+    "restart": {"job_restart_s": 600, "node_join_s": 60, "reconfigure_s": 20}
+  })");
+}
+
+/// Fault-free 10 s; one pipeline 15 s; 7 live nodes 12 s (ReCycle, Oobleck, Bamboo alike).
+const char* kSteps = "config,iteration_s\n2x4,10\n1x4,15\n7,12\n6,14\n";
+
+std::string trace_text(const std::string& events, double duration_s = 10'000, int nodes = 8) {
+  return "# nodes: " + std::to_string(nodes) + "\n# duration_s: " + std::to_string(duration_s) +
+         "\ntime_s,node,event,cause\n" + events;
+}
+
+ReplayResult run(const std::string& events, std::vector<PolicyKind> policies,
+                 nlohmann::json job = job_json(), const char* steps = kSteps) {
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job, "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const auto trace = recycle::traces::parse_native_csv(trace_text(events), "trace.csv", {});
+  const recycle::sim::StepTable table = recycle::sim::StepTable::parse(steps, "steps.csv");
+  recycle::sim::ReplayOptions options;
+  options.policies = std::move(policies);
+  options.table = &table;
+  return recycle::sim::replay(j, model, trace.trace, options);
+}
+
+double lost(const PolicyResult& p, LostCause c) {
+  return p.lost_s[static_cast<std::size_t>(c)];
+}
+
+/// elapsed = iterations x T0 + every lost second.
+void check_identity(const ReplayResult& r) {
+  for (const PolicyResult& p : r.policies) {
+    REQUIRE(p.unfit.empty());
+    const double sum = std::accumulate(p.lost_s.begin(), p.lost_s.end(), 0.0);
+    const double iterations = p.samples / r.samples_per_iteration;
+    CHECK(iterations * recycle::to_seconds(r.fault_free_iteration) + sum ==
+          doctest::Approx(recycle::to_seconds(r.duration)).epsilon(1e-9));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("replay: without failures every policy trains at the fault-free rate") {
+  const ReplayResult r = run("", recycle::sim::all_policies());
+  check_identity(r);
+  // 10,000 s at 10 s per iteration with a 60 s checkpoint after every 600 s of training: 15
+  // cycles of 660 s (9,900 s) and 100 s more: 15 x 60 + 10 = 910 iterations of 16 samples.
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.samples == doctest::Approx(910 * 16));
+    CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+    CHECK(p.goodput == doctest::Approx(0.91));
+    CHECK(p.ettr == doctest::Approx(0.91));
+    CHECK(p.failures == 0);
+  }
+}
+
+TEST_CASE("replay: one failure, checkpoint-restart, by hand") {
+  // Node 3 fails at 1,000 s and is back up at 3,000 s (joins at 3,060 s).
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kCheckpoint});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // 0-600 train (60 it.), 600-660 write, 660-1,000 train (34 it., thrown away: redo 340 s);
+  // detection 1,000-1,015; waiting 1,015-3,060 (2,045 s); restart 600 + 300 s until 3,960;
+  // then 6,040 s = 9 x (600 + 60) + 100: 9 writes, 550 it. So 60 + 550 = 610 iterations.
+  CHECK(p.samples == doctest::Approx(610 * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRepairWait) == doctest::Approx(2'045));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(600));
+  CHECK(p.fallbacks == 1);
+  CHECK(p.failures == 1);
+}
+
+TEST_CASE("replay: one failure, elastic, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kElastic});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // As checkpoint-restart until 1,015 s (60 it. kept, redo 340 s); then restart at once with
+  // one pipeline (15 s per iteration): 900 s restart until 1,915; train 1,915-3,060 = 1,145 s
+  // with a write after 600 s: 1,085 s of training = 72.333 it. (degraded 1,085 x 1/3 s).
+  // At 3,060 the pipeline is whole again: checkpoint and restart (60 + 900 s) until 4,020;
+  // then 5,980 s = 9 x 660 + 40: 9 writes, 544 it. Total 60 + 72.333 + 544 = 676.333 it.
+  CHECK(p.samples == doctest::Approx((60 + 1085.0 / 15 + 544) * 16));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(960));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1085.0 / 3));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(11 * 60));
+}
+
+TEST_CASE("replay: one failure, ReCycle, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kRecycle});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015 (the iteration in progress had just ended: nothing to redo); train at
+  // 12 s (7 live nodes) until the node has joined at 3,060, then copy the stage's state from a
+  // peer over the network: kept bytes / (per-GPU bandwidth x efficiency) + latency.
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
+  const double copy =
+      j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(3)) / bandwidth;
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(copy).epsilon(1e-6));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(0));
+  // Degraded: 1,015-3,060 holds 2,045 s, less the writes at 1,275, 1,935 and 2,595 s (340 s of
+  // training before the failure, then every 600 s): 1,865 s at 12 s lose 1,865 x (1 - 10/12).
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1865.0 / 6));
+  CHECK(p.fallbacks == 0);
+}
+
+TEST_CASE("replay: a stage with every replica down makes ReCycle fall back") {
+  // Nodes 1 and 5 are stage 1 of pipelines 0 and 1; both down 1,000-3,000 s.
+  const ReplayResult r =
+      run("1000,1,down,x\n1000,5,down,x\n3000,1,up,\n3000,5,up,\n", {PolicyKind::kRecycle});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  CHECK(p.fallbacks == 1);
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRepairWait) > 2'000);
+}
+
+TEST_CASE("replay: Bamboo restarts when consecutive stages of a pipeline fail") {
+  const std::string apart = "1000,0,down,x\n1000,2,down,x\n3000,0,up,\n3000,2,up,\n";
+  const std::string consecutive = "1000,1,down,x\n1000,2,down,x\n3000,1,up,\n3000,2,up,\n";
+  CHECK(run(apart, {PolicyKind::kBamboo}).policies.front().fallbacks == 0);
+  CHECK(run(consecutive, {PolicyKind::kBamboo}).policies.front().fallbacks == 1);
+}
+
+TEST_CASE("replay: more failures never train more samples") {
+  const std::string one = "1000,3,down,x\n3000,3,up,\n";
+  const std::string two = one + "4000,6,down,x\n5000,6,up,\n";
+  const ReplayResult a = run(one, recycle::sim::all_policies());
+  const ReplayResult b = run(two, recycle::sim::all_policies());
+  for (std::size_t i = 0; i < a.policies.size(); ++i) {
+    CAPTURE(recycle::sim::to_string(a.policies[i].policy));
+    CHECK(b.policies[i].samples <= a.policies[i].samples);
+    CHECK(b.policies[i].failures == 2);
+  }
+  check_identity(b);
+}
+
+TEST_CASE("replay: simulated rates; deterministic; Bamboo pays for redundancy") {
+  // No step table: every rate comes from the planner and the simulator.
+  const std::string events = "1000,3,down,x\n3000,3,up,\n4000,6,down,x\n8000,6,up,\n";
+  const auto json = [&] {
+    const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+    const recycle::planner::JobModel model = recycle::planner::job_model(j);
+    const auto trace = recycle::traces::parse_native_csv(trace_text(events), "trace.csv", {});
+    recycle::sim::ReplayOptions options;
+    options.policies = recycle::sim::all_policies();
+    return recycle::sim::replay_json(recycle::sim::replay(j, model, trace.trace, options)).dump();
+  };
+  const std::string first = json();
+  CHECK(first == json());
+  const auto r = nlohmann::json::parse(first);
+  for (const auto& p : r["policies"]) {
+    CAPTURE(p["policy"].get<std::string>());
+    CHECK(p["samples"].get<double>() > 0);
+    const double redundancy = p["lost_s"]["redundancy"].get<double>();
+    if (p["policy"] == "bamboo") {
+      CHECK(redundancy > 0);
+    } else {
+      CHECK(redundancy == 0);
+    }
+  }
+}
+
+TEST_CASE("replay: bad input names the field") {
+  auto job = job_json();
+  job["cluster"]["spares"] = 3;  // 8 nodes cannot be 8 for the job plus 3 spares
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("job.json: cluster.nodes"), recycle::InputError);
+  job = job_json();
+  job["cluster"]["nodes"] = 4;  // fewer than the 8 the job needs
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("cannot hold the job"), recycle::InputError);
+  job = job_json();
+  job["checkpoint"]["interval_s"] = 0;
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("checkpoint.interval_s"), recycle::InputError);
+  job = job_json();
+  job["detection"]["every"] = 1;
+  CHECK_THROWS_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                  recycle::InputError);
+  CHECK_THROWS_WITH_AS(static_cast<void>(run("", {PolicyKind::kRecycle}, job_json(),
+                                             "config,iteration_s\n2x4,-1\n")),
+                       doctest::Contains("steps.csv:2"), recycle::InputError);
+  CHECK_THROWS_AS(static_cast<void>(recycle::sim::parse_policy("spot", "--policy")),
+                  recycle::InputError);
+}

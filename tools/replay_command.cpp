@@ -1,0 +1,178 @@
+// recycle replay: a job moved through a failure trace under the resilience policies
+// (sim/replay.hpp, docs/policies.md).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/parse.hpp"
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+#include "sim/replay.hpp"
+#include "sim/replay_report.hpp"
+#include "sim/step_table.hpp"
+#include "tools/command.hpp"
+#include "traces/import.hpp"
+#include "traces/mapping.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+struct ReplayArgs {
+  std::string job;
+  std::string trace;
+  std::string from = "csv";
+  std::string policy = "all";
+  std::string days;
+  std::string map;
+  std::string seed = "0";
+  std::string step_table;
+  bool json = false;
+  std::string timeline;
+  std::string svg;
+  std::string output = "-";
+  bool quiet = false;
+};
+
+/// A progress bar on stderr, drawn only after a second and only on a terminal.
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool enabled)
+      : enabled_(enabled && isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
+  ~ProgressBar() {
+    if (drawn_) std::fputs("\r\033[K", stderr);
+  }
+  ProgressBar(const ProgressBar&) = delete;
+  ProgressBar& operator=(const ProgressBar&) = delete;
+
+  void operator()(double done) {
+    if (!enabled_) return;
+    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
+    const int filled = static_cast<int>(done * 30);
+    std::fprintf(stderr, "\rreplay [%-30s] %3d%%",
+                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
+                 static_cast<int>(done * 100));
+    drawn_ = true;
+  }
+
+ private:
+  bool enabled_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+std::vector<sim::PolicyKind> policies(const std::string& text) {
+  if (text == "all") return sim::all_policies();
+  std::vector<sim::PolicyKind> out;
+  for (const std::string_view name : split(text, ',')) {
+    const sim::PolicyKind kind = sim::parse_policy(trim(name), "--policy");
+    for (const sim::PolicyKind k : out) {
+      if (k == kind) throw InputError("--policy", "'" + std::string(name) + "' is listed twice");
+    }
+    out.push_back(kind);
+  }
+  return out;
+}
+
+traces::Trace load_trace(const ReplayArgs& a, std::int64_t cluster_nodes) {
+  traces::LoadedTrace loaded = traces::import_trace(traces::parse_import_format(a.from, "--from"),
+                                                    a.trace, traces::ImportOptions{});
+  for (const std::string& note : loaded.notes) spdlog::info("{}: {}", a.trace, note);
+  if (!a.map.empty()) {
+    const std::int64_t seed = parse_int(a.seed, "--seed");
+    if (seed < 0) throw InputError("--seed", "must be >= 0, got " + a.seed);
+    return traces::map_trace(loaded.trace, {traces::parse_map_mode(a.map, "--map"), cluster_nodes,
+                                            static_cast<std::uint64_t>(seed)});
+  }
+  if (loaded.trace.node_count() != cluster_nodes) {
+    throw InputError("--trace", fmt::format("{} watched {} nodes and the job's cluster has {}; "
+                                            "--map wrap or --map scale says how to replay it",
+                                            a.trace, loaded.trace.node_count(), cluster_nodes));
+  }
+  return std::move(loaded.trace);
+}
+
+int run_replay(const ReplayArgs& a) {
+  const std::vector<sim::PolicyKind> chosen = policies(a.policy);
+  check_writable(a.output, "--output");
+  check_writable(a.timeline, "--timeline");
+  check_writable(a.svg, "--svg");
+  const profiles::Job job = profiles::load_job(a.job);
+  const planner::JobModel model = planner::job_model(job);
+  const traces::Trace trace = load_trace(a, job.resilience.cluster.nodes);
+  std::optional<sim::StepTable> table;
+  if (!a.step_table.empty()) table = sim::StepTable::load(a.step_table);
+
+  sim::ReplayOptions options;
+  options.policies = chosen;
+  options.table = table ? &*table : nullptr;
+  if (!a.days.empty()) {
+    const double days = parse_double(a.days, "--days");
+    const double trace_days = traces::to_days(trace.duration());
+    if (!(days > 0) || days > trace_days) {
+      throw InputError("--days",
+                       fmt::format("must be > 0 and at most the trace's {:.6g} days, got {}",
+                                   trace_days, a.days));
+    }
+    options.duration = traces::seconds_to_trace_time(days * traces::kSecondsPerDay);
+  }
+  ProgressBar bar(!a.quiet);
+  options.progress = [&bar](double done) { bar(done); };
+  const sim::ReplayResult result = sim::replay(job, model, trace, options);
+
+  const std::string title = fmt::format("{} on {}", job.name.empty() ? a.job : job.name, a.trace);
+  if (!a.timeline.empty()) write_text_file(a.timeline, sim::replay_timeline_csv(result));
+  if (!a.svg.empty()) write_text_file(a.svg, sim::replay_svg(result, title));
+  write_text_file(a.output, a.json ? sim::replay_json(result).dump(2) + "\n"
+                                   : sim::replay_table(result, title));
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_replay_command(CLI::App& app) {
+  auto a = std::make_shared<ReplayArgs>();
+  CLI::App* sub =
+      app.add_subcommand("replay",
+                         "Replay a job through a failure trace under resilience policies (samples, "
+                         "goodput, time lost by cause, GPU-hours)");
+  sub->add_option("--job", a->job, "Job JSON (model, hardware, parallel and resilience blocks)")
+      ->required();
+  sub->add_option("--trace", a->trace, "Failure trace (native CSV unless --from says otherwise)")
+      ->required();
+  sub->add_option("--from", a->from,
+                  "Trace format: csv, infinitehbd, bamboo, simgrid (default csv)");
+  sub->add_option("--policy", a->policy,
+                  "recycle, checkpoint, elastic, oobleck, bamboo, a comma list, or all (default)");
+  sub->add_option("--days", a->days, "Replay only the first D days of the trace");
+  sub->add_option("--map", a->map,
+                  "How the trace's nodes become the cluster's when the counts differ: wrap, "
+                  "sample or scale (docs/traces.md)");
+  sub->add_option("--seed", a->seed, "Seed for --map sample and scale (default 0)");
+  sub->add_option("--step-table", a->step_table,
+                  "CSV config,iteration_s of measured iteration times that override the simulated "
+                  "ones (keys PxS or N nodes)");
+  sub->add_flag("--json", a->json, "Print JSON instead of a table");
+  sub->add_option("--timeline", a->timeline, "Write the throughput over time as CSV");
+  sub->add_option("--svg", a->svg, "Write the throughput over time as an SVG line chart");
+  sub->add_option("-o,--output", a->output, "Write the table or JSON to FILE instead of stdout");
+  sub->add_flag("--quiet", a->quiet, "No progress bar");
+  sub->footer(examples({
+      "recycle replay --job job.json --trace traces/data/llama3-like.csv --map scale --days 30",
+      "recycle replay --job job.json --trace trace.csv --policy recycle,checkpoint --json",
+      "recycle replay --job job.json --trace p3-trace.csv --from bamboo --step-table steps.csv",
+      "recycle replay --job job.json --trace trace.csv --timeline out/t.csv --svg out/t.svg",
+  }));
+  return {sub, [a] { return run_replay(*a); }};
+}
+
+}  // namespace recycle::tools

@@ -15,6 +15,10 @@ namespace recycle::sim {
 
 namespace {
 
+/// The order search's budget per ReCycle plan (planner/candidates.hpp): a replay plans hundreds
+/// of failure sets, so each gets a fortieth of what `recycle plan` spends on one.
+constexpr std::int64_t kReplaySearchWork = 1'000'000;
+
 using planner::CostModel;
 using planner::Layout;
 using planner::WorkerId;
@@ -120,6 +124,7 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
     planner::RecycleOptions options;
     options.layout = layout;
     options.model = model_.model;
+    options.search_work = kReplaySearchWork;
     if (!recycle_base_) {
       // The fault-free plan is made for one pipeline (they all run alike): its all-reduces must
       // still ring over every pipeline, as the failure sets' plans do.

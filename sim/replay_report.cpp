@@ -142,7 +142,15 @@ std::string replay_svg(const ReplayResult& r, const std::string& title) {
   // Bins of an hour for up to 40 days, longer beyond, so a chart has at most ~1,000 points.
   const Nanos hour = 3'600 * kNanosPerSecond;
   const Nanos bin = std::max<Nanos>(hour, (r.duration / 960 + hour - 1) / hour * hour);
-  const double top = fault_free_throughput(r) * 1.1;
+  // A round step (1, 2 or 5 x 10^k) for five to ten grid lines up to 10 % above fault-free.
+  const double raw = fault_free_throughput(r) * 1.1 / 5;
+  const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
+  const double step = raw <= magnitude ? magnitude
+                      : raw <= 2 * magnitude ? 2 * magnitude
+                      : raw <= 5 * magnitude ? 5 * magnitude
+                                             : 10 * magnitude;
+  const int lines = static_cast<int>(std::ceil(fault_free_throughput(r) * 1.1 / step));
+  const double top = step * lines;
   const auto x = [&](Nanos t) { return kLeft + kWidth * to_seconds(t) / to_seconds(r.duration); };
   const auto y = [&](double rate) { return kTop + kHeight * (1 - rate / top); };
   std::string out = fmt::format(
@@ -151,8 +159,8 @@ std::string replay_svg(const ReplayResult& r, const std::string& title) {
       "fill=\"white\"/>\n<text x=\"{:.0f}\" y=\"22\" font-size=\"15\">{}</text>\n",
       kLeft + kWidth + 24, kTop + kHeight + kBottom, kLeft, xml_escape(title));
   // Axes, grid and labels.
-  for (int i = 0; i <= 5; ++i) {
-    const double rate = top * i / 5;
+  for (int i = 0; i <= lines; ++i) {
+    const double rate = step * i;
     out += fmt::format(
         "<line x1=\"{:.1f}\" x2=\"{:.1f}\" y1=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#dddddd\"/>\n"
         "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{:.4g}</text>\n",

@@ -1,13 +1,11 @@
 #include "planner/candidates.hpp"
 
 #include <algorithm>
-#include <atomic>
 #include <optional>
-#include <thread>
 #include <tuple>
-#include <type_traits>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "planner/generators.hpp"
 #include "planner/list_scheduler.hpp"
@@ -42,24 +40,6 @@ Candidate evaluate(const Schedule& skeleton, const CostModel& model,
   c.estimate = direct_steady_state(s, model);
   c.workers = std::move(s.workers);
   return c;
-}
-
-/// Runs `make(i)` for i in [0, n) on up to as many threads as the machine has, and returns the
-/// results by index, so the outcome does not depend on the threads.
-template <typename Make>
-auto run_all(std::size_t n, const Make& make) {
-  std::vector<std::invoke_result_t<const Make&, std::size_t>> out(n);
-  std::atomic<std::size_t> next{0};
-  const auto work = [&] {
-    for (std::size_t i = next++; i < n; i = next++) out[i] = make(i);
-  };
-  const std::size_t threads =
-      std::min<std::size_t>(n, std::max(1U, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
-  return out;
 }
 
 /// Whether every worker of `workers` holds at most its stage's limit.
@@ -214,7 +194,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
     // Timing a candidate over iterations costs more than its list schedule here: the candidates
     // are compared by their first iteration alone (the list schedule's makespan, which the
     // execution graph reproduces; it bounds the period from above).
-    std::vector<ListScheduleResult> results = run_all(variants.size(), schedule_variant);
+    std::vector<ListScheduleResult> results = parallel_map(variants.size(), schedule_variant);
     std::size_t first = 0;
     for (std::size_t i = 1; i < results.size(); ++i) {
       if (results[i].makespan < results[first].makespan) first = i;
@@ -224,7 +204,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
     c.estimate = SteadyState{results[first].makespan, results[first].makespan, 1, 1, false};
     candidates.push_back(std::move(c));
   } else {
-    candidates = run_all(variants.size(), [&](std::size_t i) {
+    candidates = parallel_map(variants.size(), [&](std::size_t i) {
       return evaluate(skeleton, model, schedule_variant(i).workers);
     });
   }
@@ -257,7 +237,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   };
   Candidate ranked = run(std::move(chosen.workers));
   std::vector<Candidate> others =
-      run_all(candidates.size(), [&](std::size_t i) { return run(candidates[i].workers); });
+      parallel_map(candidates.size(), [&](std::size_t i) { return run(candidates[i].workers); });
   for (Candidate& c : others) {
     if (better(c, ranked)) ranked = std::move(c);
   }

@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "core/error.hpp"
+#include "core/parse.hpp"
 #include "planner/failures.hpp"
 
 namespace recycle::sim {
@@ -246,6 +247,19 @@ PolicyKind parse_policy(std::string_view name, const std::string& where) {
   }
   throw InputError(where, "unknown policy '" + shown(std::string(name)) +
                               "', expected recycle, checkpoint, elastic, oobleck, bamboo or all");
+}
+
+std::vector<PolicyKind> parse_policies(std::string_view text, const std::string& where) {
+  if (text == "all") return all_policies();
+  std::vector<PolicyKind> out;
+  for (const std::string_view name : split(text, ',')) {
+    const PolicyKind kind = parse_policy(trim(name), where);
+    if (std::find(out.begin(), out.end(), kind) != out.end()) {
+      throw InputError(where, "'" + std::string(trim(name)) + "' is listed twice");
+    }
+    out.push_back(kind);
+  }
+  return out;
 }
 
 std::unique_ptr<Policy> make_policy(PolicyKind kind) {

@@ -23,6 +23,9 @@ enum class PolicyKind : std::uint8_t { kRecycle, kCheckpoint, kElastic, kOobleck
 [[nodiscard]] std::string_view to_string(PolicyKind kind) noexcept;
 /// "recycle", "checkpoint", "elastic", "oobleck", "bamboo"; InputError naming `where` otherwise.
 [[nodiscard]] PolicyKind parse_policy(std::string_view name, const std::string& where);
+/// "all" or a comma list of names, each once; InputError naming `where` otherwise.
+[[nodiscard]] std::vector<PolicyKind> parse_policies(std::string_view text,
+                                                     const std::string& where);
 
 /// The fixed costs of the job's resilience blocks, in simulated time.
 struct ResilienceCosts {

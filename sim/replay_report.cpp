@@ -145,7 +145,7 @@ std::string replay_svg(const ReplayResult& r, const std::string& title) {
   // A round step (1, 2 or 5 x 10^k) for five to ten grid lines up to 10 % above fault-free.
   const double raw = fault_free_throughput(r) * 1.1 / 5;
   const double magnitude = std::pow(10.0, std::floor(std::log10(raw)));
-  const double step = raw <= magnitude ? magnitude
+  const double step = raw <= magnitude       ? magnitude
                       : raw <= 2 * magnitude ? 2 * magnitude
                       : raw <= 5 * magnitude ? 5 * magnitude
                                              : 10 * magnitude;

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_trace_command(app));
   commands.push_back(add_profile_command(app));
   commands.push_back(add_replay_command(app));
+  commands.push_back(add_study_command(app));
 
   try {
     app.parse(argc, argv);

@@ -70,19 +70,6 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
 };
 
-std::vector<sim::PolicyKind> policies(const std::string& text) {
-  if (text == "all") return sim::all_policies();
-  std::vector<sim::PolicyKind> out;
-  for (const std::string_view name : split(text, ',')) {
-    const sim::PolicyKind kind = sim::parse_policy(trim(name), "--policy");
-    for (const sim::PolicyKind k : out) {
-      if (k == kind) throw InputError("--policy", "'" + std::string(name) + "' is listed twice");
-    }
-    out.push_back(kind);
-  }
-  return out;
-}
-
 traces::Trace load_trace(const ReplayArgs& a, std::int64_t cluster_nodes) {
   traces::LoadedTrace loaded = traces::import_trace(traces::parse_import_format(a.from, "--from"),
                                                     a.trace, traces::ImportOptions{});
@@ -102,7 +89,7 @@ traces::Trace load_trace(const ReplayArgs& a, std::int64_t cluster_nodes) {
 }
 
 int run_replay(const ReplayArgs& a) {
-  const std::vector<sim::PolicyKind> chosen = policies(a.policy);
+  const std::vector<sim::PolicyKind> chosen = sim::parse_policies(a.policy, "--policy");
   check_writable(a.output, "--output");
   check_writable(a.timeline, "--timeline");
   check_writable(a.svg, "--svg");

@@ -1,0 +1,43 @@
+// Running independent work on every core with results that do not depend on the threads.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstddef>
+#include <exception>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+namespace recycle {
+
+/// Runs `make(i)` for i in [0, n) on up to `threads` threads (0: as many as the machine has) and
+/// returns the results by index. If some calls throw, the exception of the lowest index is
+/// rethrown once every thread has stopped.
+template <typename Make>
+auto parallel_map(std::size_t n, const Make& make, std::size_t threads = 0) {
+  std::vector<std::invoke_result_t<const Make&, std::size_t>> out(n);
+  std::vector<std::exception_ptr> errors(n);
+  std::atomic<std::size_t> next{0};
+  const auto work = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        out[i] = make(i);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+    }
+  };
+  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  threads = std::min(n, threads);
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  for (const std::exception_ptr& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+  return out;
+}
+
+}  // namespace recycle

@@ -18,6 +18,7 @@
 #include "sim/step_table.hpp"
 #include "tests/traces/test_paths.hpp"
 #include "traces/import.hpp"
+#include "traces/mapping.hpp"
 
 TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simulator gives it") {
   const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/";
@@ -47,5 +48,35 @@ TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simula
     CHECK(result.policies.front().mean_throughput ==
           doctest::Approx(row.samples_per_s).epsilon(0.02));
     CHECK(result.policies.front().fallbacks == 0);
+  }
+}
+
+TEST_CASE("replay: the InfiniteHBD trace (348 days, 231 nodes) under every policy") {
+  const auto path = recycle::traces::testing::shared_trace("infinitehbd-stepfun/fault_trace.json");
+  if (!path) {
+    MESSAGE("skipped: ../shared/traces-raw/infinitehbd-stepfun is not there");
+    return;
+  }
+  const recycle::profiles::Job job = recycle::profiles::load_job(
+      std::string(RECYCLE_SOURCE_DIR) + "/profiles/jobs/gpt3-175b-a100-1024.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(job);
+  const auto loaded =
+      recycle::traces::import_trace(recycle::traces::ImportFormat::kInfiniteHbd, *path, {});
+  // Its 231 nodes' failure rate (7.2 per 1,000 node-days) on the job's 128 nodes.
+  const recycle::traces::Trace trace = recycle::traces::map_trace(
+      loaded.trace, {recycle::traces::MapMode::kScale, job.resilience.cluster.nodes, 1});
+  recycle::sim::ReplayOptions options;
+  options.policies = recycle::sim::all_policies();
+  const auto result = recycle::sim::replay(job, model, trace, options);
+  const double t0 = recycle::to_seconds(result.fault_free_iteration);
+  for (const auto& p : result.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.failures > 100);
+    CHECK(p.goodput > 0);
+    CHECK(p.goodput < 1);
+    double lost = 0;
+    for (const double s : p.lost_s) lost += s;
+    CHECK(p.samples / result.samples_per_iteration * t0 + lost ==
+          doctest::Approx(recycle::to_seconds(result.duration)).epsilon(1e-9));
   }
 }

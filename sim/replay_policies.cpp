@@ -161,14 +161,15 @@ class BambooPolicy final : public InPlacePolicy {
 /// Checkpoint-restart and elastic training: every failure rolls the job back to its last
 /// checkpoint and restarts it on the pipelines it can run. Checkpoint-restart runs all of them or
 /// none: it waits until every slot is filled again, by a spare or by the repaired node. Elastic
-/// drops the pipelines that lost a worker and the others take over the whole global batch; when a
-/// pipeline is whole again, the job checkpoints and restarts with it.
+/// restarts with as many whole pipelines as the live nodes and spares form (JobSlots::regroup),
+/// which take over the whole global batch; when the nodes for one more are up, the job
+/// checkpoints and restarts with it.
 class RestartPolicy final : public Policy {
  public:
   explicit RestartPolicy(bool shrink) : shrink_(shrink) {}
 
   void start(PolicyContext& ctx) override {
-    ctx.slots.fill_from_spares();
+    regroup(ctx);
     pipelines_ = runnable(ctx);
     if (pipelines_ > 0) {
       ctx.clock.run(ctx.rates.pipelines(pipelines_), ctx.rates.fault_free());
@@ -181,11 +182,11 @@ class RestartPolicy final : public Policy {
     ctx.clock.cancel_stalls();
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.roll_back();
-    ctx.slots.fill_from_spares();
+    regroup(ctx);
     restart(ctx, LostCause::kRestart, ctx.costs.restart);
   }
   void node_joined(PolicyContext& ctx) override {
-    ctx.slots.fill_from_spares();
+    regroup(ctx);
     if (runnable(ctx) <= pipelines_) return;
     if (ctx.clock.running() && !ctx.clock.stalled()) {
       // Re-grow: checkpoint (nothing is lost) and restart with the pipeline back.
@@ -198,6 +199,14 @@ class RestartPolicy final : public Policy {
   }
 
  private:
+  /// Elastic re-forms whole pipelines from the live nodes; checkpoint-restart refills slots.
+  void regroup(PolicyContext& ctx) const {
+    if (shrink_) {
+      ctx.slots.regroup();
+    } else {
+      ctx.slots.fill_from_spares();
+    }
+  }
   [[nodiscard]] std::int32_t runnable(PolicyContext& ctx) const {
     if (shrink_) return ctx.slots.complete_pipelines();
     return ctx.slots.full() ? ctx.rates.layout().dp : 0;

@@ -50,6 +50,25 @@ std::vector<std::int64_t> JobSlots::fill_from_spares() {
   return filled;
 }
 
+void JobSlots::regroup() {
+  const std::int64_t pipeline_gpus = std::int64_t{layout_.pp} * tp_;
+  if (pipeline_gpus % gpus_per_node_ != 0) {
+    fill_from_spares();
+    return;
+  }
+  const std::int64_t per_pipeline = pipeline_gpus / gpus_per_node_;
+  const std::int64_t live = live_nodes() + spares();
+  const std::int64_t kept = std::min<std::int64_t>(layout_.dp, live / per_pipeline) * per_pipeline;
+  for (std::size_t node = 0; node < slot_of_.size(); ++node) {
+    if (slot_of_[node] >= kept) {
+      empty_.insert(slot_of_[node]);
+      slot_of_[node] = -1;
+      spares_.insert(static_cast<std::int64_t>(node));
+    }
+  }
+  fill_from_spares();
+}
+
 std::vector<planner::WorkerId> JobSlots::workers_of(std::int64_t slot) const {
   std::vector<planner::WorkerId> out;
   const std::int64_t first_gpu = slot * gpus_per_node_;

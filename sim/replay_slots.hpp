@@ -26,6 +26,11 @@ class JobSlots {
   void node_ready(std::int64_t node);
   /// Fills empty slots, lowest first, with the lowest spares; returns the slots filled.
   std::vector<std::int64_t> fill_from_spares();
+  /// Re-forms the job for a restart with as many whole pipelines as the live nodes allow: when
+  /// every pipeline sits on whole nodes of its own, the nodes of the pipelines past that number
+  /// go to the spare pool and the empty slots of the first ones are filled from it; otherwise
+  /// (pipelines share nodes) fill_from_spares().
+  void regroup();
 
   /// The workers of the empty slots, sorted.
   [[nodiscard]] std::vector<planner::WorkerId> failed_workers() const;

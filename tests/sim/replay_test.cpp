@@ -14,6 +14,7 @@
 #include "profiles/link.hpp"
 #include "sim/replay.hpp"
 #include "sim/replay_report.hpp"
+#include "sim/replay_slots.hpp"
 #include "sim/step_table.hpp"
 #include "traces/native_csv.hpp"
 
@@ -226,4 +227,19 @@ TEST_CASE("replay: bad input names the field") {
                        doctest::Contains("steps.csv:2"), recycle::InputError);
   CHECK_THROWS_AS(static_cast<void>(recycle::sim::parse_policy("spot", "--policy")),
                   recycle::InputError);
+}
+
+TEST_CASE("replay: elastic re-forms whole pipelines from the nodes left") {
+  // PP 2 x DP 2 on 4 single-GPU nodes: node 1 holds (0,1), node 2 holds (1,0). With both down no
+  // pipeline is whole, but nodes 0 and 3 form one.
+  recycle::sim::JobSlots slots(4, 4, recycle::planner::Layout{2, 2, 4, 1}, 1, 1);
+  CHECK(slots.node_down(1) == 1);
+  CHECK(slots.node_down(2) == 2);
+  CHECK(slots.complete_pipelines() == 0);
+  slots.regroup();
+  CHECK(slots.complete_pipelines() == 1);
+  CHECK(slots.live_nodes() == 2);
+  // Node 3 moved into slot 1, (0,1): its failure breaks that pipeline again.
+  CHECK(slots.node_down(3) == 1);
+  CHECK(slots.complete_pipelines() == 0);
 }

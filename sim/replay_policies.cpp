@@ -141,21 +141,86 @@ class OobleckPolicy final : public InPlacePolicy {
   Nanos recovered_at_ = -1;
 };
 
-class BambooPolicy final : public InPlacePolicy {
- protected:
-  std::optional<Nanos> period(PolicyContext& ctx) override {
+/// Bamboo: a failed stage's work is taken over by its predecessor, which holds its replica (no
+/// redo, no stall past detection); then, as Bamboo's reconfiguration rules say, the job
+/// re-forms whole pipelines from the live nodes (`reconfigure_s`) when the pool can relieve
+/// every covering node, when covering nodes are more than 2.5 % of the live ones, or when the
+/// live nodes make one more pipeline. Two failed consecutive stages of a pipeline, or a take-over
+/// that does not fit memory, are fatal: back to the checkpoint and restart on the pipelines the
+/// live nodes form.
+class BambooPolicy final : public Policy {
+ public:
+  void start(PolicyContext& ctx) override {
+    ctx.slots.regroup();
+    restart(ctx, 0);
+  }
+  void slot_lost(PolicyContext& ctx, std::int64_t) override {
+    if (!ctx.clock.running() || ctx.clock.now() < restart_until_) {
+      ctx.clock.cancel_stalls();
+      ctx.slots.regroup();
+      restart(ctx, ctx.costs.restart);
+      return;
+    }
+    ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
+    if (const auto p = period(ctx)) {
+      ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
+      maybe_reconfigure(ctx);
+      return;
+    }
+    ++ctx.fallbacks;
+    ctx.clock.roll_back();
+    ctx.slots.regroup();
+    restart(ctx, ctx.costs.restart);
+  }
+  void node_joined(PolicyContext& ctx) override {
+    if (!ctx.clock.running()) {
+      ctx.slots.regroup();
+      restart(ctx, ctx.costs.restart);
+      return;
+    }
+    if (ctx.clock.now() >= restart_until_) maybe_reconfigure(ctx);
+  }
+
+ private:
+  /// nullopt when a replica is lost (two consecutive failed stages) or a take-over does not fit.
+  static std::optional<Nanos> period(PolicyContext& ctx) {
+    if (ctx.slots.active_pipelines() == 0) return std::nullopt;  // fewer nodes than a pipeline
     const std::vector<WorkerId> failed = ctx.slots.failed_workers();
     const std::int32_t pp = ctx.rates.layout().pp;
-    // A stage's replica lives on its predecessor: two consecutive failed stages lose one.
     for (const WorkerId& w : failed) {
       const WorkerId next{w.dp, (w.stage + 1) % pp};
       if (std::binary_search(failed.begin(), failed.end(), next)) return std::nullopt;
     }
-    return ctx.rates.bamboo(failed, ctx.slots.live_nodes());
+    return ctx.rates.bamboo(failed, ctx.slots.live_nodes(), ctx.slots.active_pipelines());
   }
-  Nanos reference(PolicyContext& ctx) override { return *ctx.rates.bamboo_fault_free(); }
-  Nanos fixed_cost(PolicyContext& ctx) override { return ctx.costs.reconfigure; }
-  bool drops_interrupted_iteration() const override { return false; }
+  void maybe_reconfigure(PolicyContext& ctx) {
+    const std::int64_t covering = static_cast<std::int64_t>(ctx.slots.failed_workers().size());
+    const std::int64_t live = ctx.slots.live_nodes();
+    const bool relieve = covering > 0 && ctx.slots.spares() >= covering;
+    const bool overloaded = 2 * covering * 20 > live;  // 2 x covering / live > 0.05
+    if (!relieve && !overloaded && ctx.slots.pipelines_possible() <= ctx.slots.active_pipelines()) {
+      return;
+    }
+    ctx.slots.regroup();
+    ctx.clock.stall(ctx.costs.reconfigure, LostCause::kReconfiguration);
+    if (const auto p = period(ctx)) {
+      ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
+    } else {
+      ctx.clock.wait(LostCause::kRepairWait);  // the re-formed pipelines do not fit memory
+    }
+  }
+  void restart(PolicyContext& ctx, Nanos cost) {
+    const auto p = ctx.slots.complete_pipelines() > 0 ? period(ctx) : std::nullopt;
+    if (!p) {
+      ctx.clock.wait(LostCause::kRepairWait);
+      return;
+    }
+    ctx.clock.stall(cost, LostCause::kRestart);
+    ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
+    restart_until_ = ctx.clock.now() + cost;
+  }
+
+  Nanos restart_until_ = -1;  ///< a failure before this interrupts the restart
 };
 
 /// Checkpoint-restart and elastic training: every failure rolls the job back to its last

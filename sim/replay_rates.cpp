@@ -75,6 +75,19 @@ Nanos ReplayRates::fault_free() {
   return *fault_free_;
 }
 
+std::int32_t ReplayRates::busiest(std::int32_t pipelines) const {
+  RECYCLE_ASSERT(pipelines > 0, "a configuration has a pipeline");
+  const Layout& l = model_.layout;
+  const std::int64_t total = std::int64_t{l.dp} * l.microbatches;
+  const std::int64_t most = (total + pipelines - 1) / pipelines;
+  if (most > planner::kMaxMicrobatches) {
+    throw InputError(job_.source, std::to_string(pipelines) + " pipelines would carry " +
+                                      std::to_string(most) +
+                                      " micro-batches each, more than the planners take");
+  }
+  return static_cast<std::int32_t>(most);
+}
+
 Nanos ReplayRates::pipelines(std::int32_t live) {
   const Layout& l = model_.layout;
   if (live == l.dp) return fault_free();
@@ -84,14 +97,7 @@ Nanos ReplayRates::pipelines(std::int32_t live) {
   if (period) {
     ++from_table_;
   } else {
-    const std::int64_t total = std::int64_t{l.dp} * l.microbatches;
-    const std::int64_t busiest = (total + live - 1) / live;
-    if (busiest > planner::kMaxMicrobatches) {
-      throw InputError(job_.source, std::to_string(live) + " pipelines would carry " +
-                                        std::to_string(busiest) +
-                                        " micro-batches each, more than the planners take");
-    }
-    period = one_pipeline(model_.model, l.pp, static_cast<std::int32_t>(busiest), live);
+    period = one_pipeline(model_.model, l.pp, busiest(live), live);
     if (!period) throw InputError(job_.source, "the job's schedule deadlocks");
   }
   ++configurations_;
@@ -330,31 +336,54 @@ std::optional<Nanos> ReplayRates::bamboo_fault_free() {
   return period;
 }
 
+std::optional<Nanos> ReplayRates::bamboo_pipelines(std::int32_t pipelines) {
+  const Layout& l = model_.layout;
+  if (pipelines == l.dp) return bamboo_fault_free();
+  if (!bamboo_fault_free()) return std::nullopt;
+  if (const auto it = bamboo_shrunk_.find(pipelines); it != bamboo_shrunk_.end()) {
+    return it->second;
+  }
+  std::optional<Nanos> period;
+  if (table_ != nullptr) period = table_->pipelines(pipelines, l.pp);
+  if (period) {
+    ++from_table_;
+  } else {
+    try {
+      period = one_pipeline(bamboo_model({}), l.pp, busiest(pipelines), pipelines);
+    } catch (const InputError&) {
+      period.reset();  // the busier pipelines' activations do not fit next to the replicas
+    }
+  }
+  ++configurations_;
+  bamboo_shrunk_.emplace(pipelines, period);
+  return period;
+}
+
 std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed,
-                                         std::int64_t live_nodes) {
-  std::optional<Nanos> slowest = bamboo_fault_free();
+                                         std::int64_t live_nodes, std::int32_t pipelines) {
+  std::optional<Nanos> slowest = bamboo_pipelines(pipelines);
   if (failed.empty() || !slowest) return slowest;
   if (const auto period = table_nodes(live_nodes)) return period;
-  const Layout& l = model_.layout;
   for (std::size_t i = 0; i < failed.size();) {
     std::vector<std::int32_t> stages;
     std::size_t j = i;
     for (; j < failed.size() && failed[j].dp == failed[i].dp; ++j)
       stages.push_back(failed[j].stage);
     i = j;
-    auto it = bamboo_pipeline_.find(stages);
+    const auto key = std::make_pair(stages, pipelines);
+    auto it = bamboo_pipeline_.find(key);
     if (it == bamboo_pipeline_.end()) {
       const CostModel merged = bamboo_model(stages);
       const auto left = static_cast<std::int32_t>(merged.compute.virtual_stages.size());
       std::optional<Nanos> period;
       try {
-        period = one_pipeline(merged, left, l.microbatches, l.dp);
+        period = one_pipeline(merged, left, busiest(pipelines), pipelines);
         if (!period) throw InputError(job_.source, "a bamboo take-over schedule deadlocks");
       } catch (const InputError&) {
         period.reset();  // the taking-over worker cannot hold both stages: no take-over
       }
       ++configurations_;
-      it = bamboo_pipeline_.emplace(stages, period).first;
+      it = bamboo_pipeline_.emplace(key, period).first;
     }
     if (!it->second) return std::nullopt;
     slowest = std::max(*slowest, *it->second);

@@ -17,7 +17,8 @@
 //                 iteration is the slowest pipeline's;
 //  - bamboo:      every stage also runs its successor's forward (folded into its W, the op no other
 //                 waits for, so schedules that defer W fill bubbles with it); a failed stage's work
-//                 runs on its predecessor; the iteration is the slowest pipeline's.
+//                 runs on its predecessor; the iteration is the slowest pipeline's; after a
+//                 reconfiguration, fewer whole pipelines carry the whole batch.
 // Pipelines that run alike are timed as one pipeline whose all-reduces ring with the others
 // (Cluster::set_absent_ring_peers), exact when every pipeline sits on whole nodes of its own; the
 // whole layout is timed otherwise.
@@ -28,6 +29,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -59,10 +61,12 @@ class ReplayRates {
   /// replicas' weights do not fit the workers' memory (bamboo_unfit() says why).
   [[nodiscard]] std::optional<Nanos> bamboo_fault_free();
   [[nodiscard]] const std::string& bamboo_unfit() const noexcept { return bamboo_unfit_; }
-  /// Bamboo with `failed` workers (sorted), none two consecutive stages of one pipeline;
-  /// nullopt when a worker cannot hold the stage it takes over.
+  /// Bamboo on `pipelines` whole pipelines carrying the whole batch, with redundancy.
+  [[nodiscard]] std::optional<Nanos> bamboo_pipelines(std::int32_t pipelines);
+  /// Bamboo on `pipelines` pipelines with `failed` workers (sorted) among them, none two
+  /// consecutive stages of one pipeline; nullopt when a worker cannot hold the stage it takes over.
   [[nodiscard]] std::optional<Nanos> bamboo(const std::vector<planner::WorkerId>& failed,
-                                            std::int64_t live_nodes);
+                                            std::int64_t live_nodes, std::int32_t pipelines);
   /// Copying a worker of `stage`'s parameters, gradients and optimizer state from a live peer
   /// over the network (0 on a free network).
   [[nodiscard]] Nanos state_copy(std::int32_t stage) const;
@@ -81,6 +85,8 @@ class ReplayRates {
                                                      std::int32_t ring);
   [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
   [[nodiscard]] std::optional<Nanos> table_nodes(std::int64_t live_nodes);
+  /// Micro-batches of the busiest of `pipelines` pipelines carrying the whole batch.
+  [[nodiscard]] std::int32_t busiest(std::int32_t pipelines) const;
 
   profiles::Job job_;
   planner::JobModel model_;
@@ -94,7 +100,9 @@ class ReplayRates {
   std::map<std::string, std::optional<Nanos>> recycle_;
   std::map<std::int32_t, Nanos> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;
-  std::map<std::vector<std::int32_t>, std::optional<Nanos>> bamboo_pipeline_;
+  std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>
+      bamboo_pipeline_;  ///< by failed stages of one pipeline and pipelines in use
+  std::map<std::int32_t, std::optional<Nanos>> bamboo_shrunk_;
   std::map<std::int32_t, std::optional<planner::CostModel>> templates_;  ///< by stages
   std::map<std::tuple<std::int32_t, std::int32_t, std::int32_t>, std::optional<Nanos>>
       template_periods_;

@@ -9,8 +9,9 @@ namespace recycle::sim {
 JobSlots::JobSlots(std::int64_t job_nodes, std::int64_t cluster_nodes,
                    const planner::Layout& layout, std::int32_t tensor_parallel,
                    std::int32_t gpus_per_node)
-    : job_nodes_(job_nodes),
+    : active_slots_(job_nodes),
       layout_(layout),
+      active_pipelines_(layout.dp),
       tp_(tensor_parallel),
       gpus_per_node_(gpus_per_node),
       slot_of_(static_cast<std::size_t>(cluster_nodes), -1) {
@@ -50,6 +51,14 @@ std::vector<std::int64_t> JobSlots::fill_from_spares() {
   return filled;
 }
 
+std::int32_t JobSlots::pipelines_possible() const {
+  const std::int64_t pipeline_gpus = std::int64_t{layout_.pp} * tp_;
+  if (pipeline_gpus % gpus_per_node_ != 0) return layout_.dp;
+  const std::int64_t per_pipeline = pipeline_gpus / gpus_per_node_;
+  return static_cast<std::int32_t>(
+      std::min<std::int64_t>(layout_.dp, (live_nodes() + spares()) / per_pipeline));
+}
+
 void JobSlots::regroup() {
   const std::int64_t pipeline_gpus = std::int64_t{layout_.pp} * tp_;
   if (pipeline_gpus % gpus_per_node_ != 0) {
@@ -58,14 +67,20 @@ void JobSlots::regroup() {
   }
   const std::int64_t per_pipeline = pipeline_gpus / gpus_per_node_;
   const std::int64_t live = live_nodes() + spares();
-  const std::int64_t kept = std::min<std::int64_t>(layout_.dp, live / per_pipeline) * per_pipeline;
+  const std::int64_t pipelines = std::min<std::int64_t>(layout_.dp, live / per_pipeline);
+  const std::int64_t kept = pipelines * per_pipeline;
+  // Slots past the kept pipelines are parked: their nodes go to the pool.
   for (std::size_t node = 0; node < slot_of_.size(); ++node) {
     if (slot_of_[node] >= kept) {
-      empty_.insert(slot_of_[node]);
       slot_of_[node] = -1;
       spares_.insert(static_cast<std::int64_t>(node));
     }
   }
+  empty_.erase(empty_.lower_bound(kept), empty_.end());
+  // Slots of pipelines brought back are empty until filled.
+  for (std::int64_t slot = active_slots_; slot < kept; ++slot) empty_.insert(slot);
+  active_slots_ = kept;
+  active_pipelines_ = static_cast<std::int32_t>(pipelines);
   fill_from_spares();
 }
 
@@ -93,13 +108,14 @@ std::vector<planner::WorkerId> JobSlots::failed_workers() const {
 }
 
 std::int64_t JobSlots::live_workers() const {
-  return std::int64_t{layout_.dp} * layout_.pp - static_cast<std::int64_t>(failed_workers().size());
+  return std::int64_t{active_pipelines_} * layout_.pp -
+         static_cast<std::int64_t>(failed_workers().size());
 }
 
 std::int32_t JobSlots::complete_pipelines() const {
   std::set<std::int32_t> broken;
   for (const planner::WorkerId& w : failed_workers()) broken.insert(w.dp);
-  return layout_.dp - static_cast<std::int32_t>(broken.size());
+  return active_pipelines_ - static_cast<std::int32_t>(broken.size());
 }
 
 }  // namespace recycle::sim

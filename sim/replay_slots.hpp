@@ -26,21 +26,27 @@ class JobSlots {
   void node_ready(std::int64_t node);
   /// Fills empty slots, lowest first, with the lowest spares; returns the slots filled.
   std::vector<std::int64_t> fill_from_spares();
-  /// Re-forms the job for a restart with as many whole pipelines as the live nodes allow: when
-  /// every pipeline sits on whole nodes of its own, the nodes of the pipelines past that number
-  /// go to the spare pool and the empty slots of the first ones are filled from it; otherwise
-  /// (pipelines share nodes) fill_from_spares().
+  /// Re-forms the job with as many whole pipelines as the live nodes allow (at most DP): when
+  /// every pipeline sits on whole nodes of its own, the pipelines past that number are parked
+  /// (their nodes go to the spare pool, their workers are neither live nor failed) and the empty
+  /// slots of the first ones are filled from the pool; otherwise (pipelines share nodes)
+  /// fill_from_spares().
   void regroup();
+  /// Whole pipelines regroup() would form now (DP when pipelines share nodes).
+  [[nodiscard]] std::int32_t pipelines_possible() const;
+  /// Pipelines in use: DP unless regroup() parked some.
+  [[nodiscard]] std::int32_t active_pipelines() const noexcept { return active_pipelines_; }
 
   /// The workers of the empty slots, sorted.
   [[nodiscard]] std::vector<planner::WorkerId> failed_workers() const;
   /// The workers slot `slot` holds (a worker wider than a node is in several slots).
   [[nodiscard]] std::vector<planner::WorkerId> workers_of(std::int64_t slot) const;
+  /// Filled slots of the pipelines in use.
   [[nodiscard]] std::int64_t live_nodes() const noexcept {
-    return job_nodes_ - static_cast<std::int64_t>(empty_.size());
+    return active_slots_ - static_cast<std::int64_t>(empty_.size());
   }
   [[nodiscard]] std::int64_t live_workers() const;
-  /// Pipelines none of whose workers is in an empty slot.
+  /// Pipelines in use none of whose workers is in an empty slot.
   [[nodiscard]] std::int32_t complete_pipelines() const;
   [[nodiscard]] bool full() const noexcept { return empty_.empty(); }
   [[nodiscard]] std::int64_t spares() const noexcept {
@@ -48,12 +54,13 @@ class JobSlots {
   }
 
  private:
-  std::int64_t job_nodes_;
+  std::int64_t active_slots_;  ///< slots of the pipelines in use (all of the job's, unless parked)
   planner::Layout layout_;
+  std::int32_t active_pipelines_;
   std::int32_t tp_;
   std::int32_t gpus_per_node_;
   std::vector<std::int64_t> slot_of_;  ///< per node: its slot, or -1
-  std::set<std::int64_t> empty_;       ///< slots without a node
+  std::set<std::int64_t> empty_;       ///< slots in use without a node
   std::set<std::int64_t> spares_;      ///< nodes up, joined and without a slot
 };
 

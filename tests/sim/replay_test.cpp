@@ -50,7 +50,9 @@ ReplayResult run(const std::string& events, std::vector<PolicyKind> policies,
                  nlohmann::json job = job_json(), const char* steps = kSteps) {
   const recycle::profiles::Job j = recycle::profiles::job_from_json(job, "job.json");
   const recycle::planner::JobModel model = recycle::planner::job_model(j);
-  const auto trace = recycle::traces::parse_native_csv(trace_text(events), "trace.csv", {});
+  const int nodes = job["cluster"]["nodes"].get<int>();
+  const auto trace =
+      recycle::traces::parse_native_csv(trace_text(events, 10'000, nodes), "trace.csv", {});
   const recycle::sim::StepTable table = recycle::sim::StepTable::parse(steps, "steps.csv");
   recycle::sim::ReplayOptions options;
   options.policies = std::move(policies);
@@ -160,10 +162,41 @@ TEST_CASE("replay: a stage with every replica down makes ReCycle fall back") {
 }
 
 TEST_CASE("replay: Bamboo restarts when consecutive stages of a pipeline fail") {
+  // PP 4 x DP 16 on 64 nodes, so that one or two covering nodes stay under Bamboo's 2.5 %
+  // reconfiguration threshold and the take-over lasts: stages 0 and 2 of pipeline 0 are covered
+  // by their predecessors; stages 1 and 2 lose stage 2's replica (it was on stage 1).
+  auto job = job_json();
+  job["parallel"]["dp"] = 16;
+  job["parallel"]["global_batch"] = 64;
+  job["cluster"]["nodes"] = 64;
   const std::string apart = "1000,0,down,x\n1000,2,down,x\n3000,0,up,\n3000,2,up,\n";
   const std::string consecutive = "1000,1,down,x\n1000,2,down,x\n3000,1,up,\n3000,2,up,\n";
-  CHECK(run(apart, {PolicyKind::kBamboo}).policies.front().fallbacks == 0);
-  CHECK(run(consecutive, {PolicyKind::kBamboo}).policies.front().fallbacks == 1);
+  const char* steps = "config,iteration_s\n16x4,10\n";
+  const ReplayResult a = run(apart, {PolicyKind::kBamboo}, job, steps);
+  const ReplayResult c = run(consecutive, {PolicyKind::kBamboo}, job, steps);
+  check_identity(a);
+  check_identity(c);
+  CHECK(a.policies.front().fallbacks == 0);
+  CHECK(lost(a.policies.front(), LostCause::kRedo) == 0);
+  CHECK(c.policies.front().fallbacks == 1);
+  CHECK(lost(c.policies.front(), LostCause::kRedo) == doctest::Approx(340));
+}
+
+TEST_CASE("replay: Bamboo re-forms whole pipelines when covering nodes pass 2.5 %") {
+  // On the 8-node job one covering node is 1/7 of the live ones: Bamboo re-forms at once, from
+  // 7 nodes one whole pipeline (15 s per iteration), after its 20 s reconfiguration.
+  const ReplayResult r = run("1000,3,down,x\n", {PolicyKind::kBamboo}, job_json(),
+                             "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  CHECK(p.fallbacks == 0);
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(20));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  // Degraded: 1,035 s to 10,000 s at 15 s instead of 10 s, less 14 checkpoint writes (340 s of
+  // training before the failure, so the next at 1,295 s, then every 660 s up to 9,875 s):
+  // 8,965 - 840 = 8,125 s running lose a third each.
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(8125.0 / 3));
 }
 
 TEST_CASE("replay: more failures never train more samples") {
@@ -239,7 +272,23 @@ TEST_CASE("replay: elastic re-forms whole pipelines from the nodes left") {
   slots.regroup();
   CHECK(slots.complete_pipelines() == 1);
   CHECK(slots.live_nodes() == 2);
-  // Node 3 moved into slot 1, (0,1): its failure breaks that pipeline again.
+  CHECK(slots.active_pipelines() == 1);
+  // Node 3 moved into slot 1, (0,1): its failure breaks that pipeline again; the parked
+  // pipeline's workers are not failed ones.
   CHECK(slots.node_down(3) == 1);
   CHECK(slots.complete_pipelines() == 0);
+  CHECK(slots.failed_workers() == std::vector<recycle::planner::WorkerId>{{0, 1}});
+  CHECK(slots.live_workers() == 1);
+  // Nodes 1 and 2 come back: three live nodes make one pipeline; with node 3 back, two.
+  slots.node_ready(1);
+  slots.node_ready(2);
+  slots.regroup();
+  CHECK(slots.active_pipelines() == 1);
+  CHECK(slots.complete_pipelines() == 1);
+  CHECK(slots.spares() == 1);
+  slots.node_ready(3);
+  slots.regroup();
+  CHECK(slots.active_pipelines() == 2);
+  CHECK(slots.complete_pipelines() == 2);
+  CHECK(slots.live_nodes() == 4);
 }

@@ -292,3 +292,17 @@ TEST_CASE("replay: elastic re-forms whole pipelines from the nodes left") {
   CHECK(slots.complete_pipelines() == 2);
   CHECK(slots.live_nodes() == 4);
 }
+
+TEST_CASE("replay: fewer live nodes than one pipeline: every policy waits, none divides by zero") {
+  // Five of the 8 nodes down from 1,000 s to 5,000 s: three nodes cannot hold a 4-stage pipeline.
+  std::string events;
+  for (const int node : {0, 1, 2, 4, 5}) events += "1000," + std::to_string(node) + ",down,x\n";
+  for (const int node : {0, 1, 2, 4, 5}) events += "5000," + std::to_string(node) + ",up,\n";
+  const ReplayResult r =
+      run(events, recycle::sim::all_policies(), job_json(), "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(lost(p, LostCause::kRepairWait) > 3'000);
+  }
+}

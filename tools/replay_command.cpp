@@ -20,6 +20,7 @@
 #include "sim/replay_report.hpp"
 #include "sim/step_table.hpp"
 #include "tools/command.hpp"
+#include "tools/trace_source.hpp"
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
 
@@ -29,12 +30,9 @@ namespace {
 
 struct ReplayArgs {
   std::string job;
-  std::string trace;
-  std::string from = "csv";
+  TraceSource trace;
   std::string policy = "all";
   std::string days;
-  std::string map;
-  std::string seed = "0";
   std::string step_table;
   bool json = false;
   std::string timeline;
@@ -70,20 +68,15 @@ class ProgressBar {
   std::chrono::steady_clock::time_point start_;
 };
 
-traces::Trace load_trace(const ReplayArgs& a, std::int64_t cluster_nodes) {
-  traces::LoadedTrace loaded = traces::import_trace(traces::parse_import_format(a.from, "--from"),
-                                                    a.trace, traces::ImportOptions{});
-  for (const std::string& note : loaded.notes) spdlog::info("{}: {}", a.trace, note);
-  if (!a.map.empty()) {
-    const std::int64_t seed = parse_int(a.seed, "--seed");
-    if (seed < 0) throw InputError("--seed", "must be >= 0, got " + a.seed);
-    return traces::map_trace(loaded.trace, {traces::parse_map_mode(a.map, "--map"), cluster_nodes,
-                                            static_cast<std::uint64_t>(seed)});
+traces::Trace load_trace(const TraceSource& source, std::int64_t cluster_nodes) {
+  traces::LoadedTrace loaded = source.load();
+  if (const auto mapping = source.mapping(cluster_nodes)) {
+    return traces::map_trace(loaded.trace, *mapping);
   }
   if (loaded.trace.node_count() != cluster_nodes) {
     throw InputError("--trace", fmt::format("{} watched {} nodes and the job's cluster has {}; "
                                             "--map wrap or --map scale says how to replay it",
-                                            a.trace, loaded.trace.node_count(), cluster_nodes));
+                                            source.path, loaded.trace.node_count(), cluster_nodes));
   }
   return std::move(loaded.trace);
 }
@@ -95,7 +88,7 @@ int run_replay(const ReplayArgs& a) {
   check_writable(a.svg, "--svg");
   const profiles::Job job = profiles::load_job(a.job);
   const planner::JobModel model = planner::job_model(job);
-  const traces::Trace trace = load_trace(a, job.resilience.cluster.nodes);
+  const traces::Trace trace = load_trace(a.trace, job.resilience.cluster.nodes);
   std::optional<sim::StepTable> table;
   if (!a.step_table.empty()) table = sim::StepTable::load(a.step_table);
 
@@ -116,7 +109,8 @@ int run_replay(const ReplayArgs& a) {
   options.progress = [&bar](double done) { bar(done); };
   const sim::ReplayResult result = sim::replay(job, model, trace, options);
 
-  const std::string title = fmt::format("{} on {}", job.name.empty() ? a.job : job.name, a.trace);
+  const std::string title =
+      fmt::format("{} on {}", job.name.empty() ? a.job : job.name, a.trace.path);
   if (!a.timeline.empty()) write_text_file(a.timeline, sim::replay_timeline_csv(result));
   if (!a.svg.empty()) write_text_file(a.svg, sim::replay_svg(result, title));
   write_text_file(a.output, a.json ? sim::replay_json(result).dump(2) + "\n"
@@ -134,17 +128,14 @@ Command add_replay_command(CLI::App& app) {
                          "goodput, time lost by cause, GPU-hours)");
   sub->add_option("--job", a->job, "Job JSON (model, hardware, parallel and resilience blocks)")
       ->required();
-  sub->add_option("--trace", a->trace, "Failure trace (native CSV unless --from says otherwise)")
+  a->trace
+      .add_to(*sub, "Failure trace (native CSV unless --from says otherwise)",
+              "How the trace's nodes become the cluster's when the counts differ: wrap, "
+              "sample or scale (docs/traces.md)")
       ->required();
-  sub->add_option("--from", a->from,
-                  "Trace format: csv, infinitehbd, bamboo, simgrid (default csv)");
   sub->add_option("--policy", a->policy,
                   "recycle, checkpoint, elastic, oobleck, bamboo, a comma list, or all (default)");
   sub->add_option("--days", a->days, "Replay only the first D days of the trace");
-  sub->add_option("--map", a->map,
-                  "How the trace's nodes become the cluster's when the counts differ: wrap, "
-                  "sample or scale (docs/traces.md)");
-  sub->add_option("--seed", a->seed, "Seed for --map sample and scale (default 0)");
   sub->add_option("--step-table", a->step_table,
                   "CSV config,iteration_s of measured iteration times that override the simulated "
                   "ones (keys PxS or N nodes)");

@@ -12,6 +12,7 @@
 #include "core/parse.hpp"
 #include "sim/study.hpp"
 #include "tools/command.hpp"
+#include "tools/trace_source.hpp"
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
 #include "traces/presets.hpp"
@@ -24,10 +25,7 @@ struct StudyArgs {
   std::string job;
   std::vector<std::string> sweeps;
   std::string policy = "all";
-  std::string trace;
-  std::string from = "csv";
-  std::string map;
-  std::string seed = "0";
+  TraceSource trace;
   std::string preset;
   std::int64_t seeds = 1;
   std::string days;
@@ -41,7 +39,7 @@ struct StudyArgs {
 
 int run_study(const StudyArgs& a) {
   if (a.job.empty()) throw InputError("--job", "required");
-  if (a.trace.empty() == a.preset.empty()) {
+  if (a.trace.path.empty() == a.preset.empty()) {
     throw InputError("--trace", "give either --trace FILE or --trace-preset NAME");
   }
   check_writable(a.output, "--output");
@@ -65,15 +63,8 @@ int run_study(const StudyArgs& a) {
     if (a.seeds < 1 || a.seeds > 10'000) throw InputError("--seeds", "must be 1 to 10000");
     o.seeds = a.seeds;
   } else {
-    traces::LoadedTrace loaded = traces::import_trace(traces::parse_import_format(a.from, "--from"),
-                                                      a.trace, traces::ImportOptions{});
-    o.trace = std::move(loaded.trace);
-    if (!a.map.empty()) {
-      const std::int64_t seed = parse_int(a.seed, "--seed");
-      if (seed < 0) throw InputError("--seed", "must be >= 0, got " + a.seed);
-      o.map = traces::MapOptions{traces::parse_map_mode(a.map, "--map"), 0,
-                                 static_cast<std::uint64_t>(seed)};
-    }
+    o.trace = a.trace.load().trace;
+    o.map = a.trace.mapping(0);  // each point's nodes are filled in per point
   }
   std::optional<sim::StepTable> table;
   if (!a.step_table.empty()) table = sim::StepTable::load(a.step_table);
@@ -104,10 +95,8 @@ Command add_study_command(CLI::App& app) {
                   "K1/K2=A1/A2,... moves keys together; repeat for a grid")
       ->allow_extra_args(false);
   sub->add_option("--policy", a->policy, "Policies, a comma list or all (default)");
-  sub->add_option("--trace", a->trace, "Trace file every point replays");
-  sub->add_option("--from", a->from, "Its format: csv, infinitehbd, bamboo, simgrid");
-  sub->add_option("--map", a->map, "Replay the trace on each point's cluster: wrap, sample, scale");
-  sub->add_option("--seed", a->seed, "Seed for --map sample and scale (default 0)");
+  a->trace.add_to(*sub, "Trace file every point replays",
+                  "Replay the trace on each point's cluster: wrap, sample, scale");
   sub->add_option("--trace-preset", a->preset,
                   "Generate one trace per point and seed instead: llama3-like, cloud-bad, "
                   "infinitehbd-like");

@@ -11,6 +11,7 @@
 #include "core/file_io.hpp"
 #include "core/parse.hpp"
 #include "tools/command.hpp"
+#include "tools/trace_source.hpp"
 #include "traces/generator.hpp"
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
@@ -54,12 +55,6 @@ std::int64_t node_count(const std::string& text, const std::string& flag) {
                      "must be in [1, " + std::to_string(kMaxNodes) + "], got " + std::to_string(n));
   }
   return n;
-}
-
-std::uint64_t seed_value(const std::string& text) {
-  const std::int64_t seed = parse_int(text, "--seed");
-  if (seed < 0) throw InputError("--seed", "must be >= 0, got " + text);
-  return static_cast<std::uint64_t>(seed);
 }
 
 GeneratorOptions generator_options(const GenArgs& a) {

@@ -1,6 +1,8 @@
 // Running independent work on every core with results that do not depend on the threads.
 #pragma once
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
@@ -11,7 +13,19 @@
 
 namespace recycle {
 
-/// Runs `make(i)` for i in [0, n) on up to `threads` threads (0: as many as the machine has) and
+/// The cores this process may run on: its CPU affinity (what `taskset`, Slurm's
+/// --cpus-per-task and container limits set), not every core of the machine.
+inline std::size_t usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+    const int count = CPU_COUNT(&set);
+    if (count > 0) return static_cast<std::size_t>(count);
+  }
+  return std::max(1U, std::thread::hardware_concurrency());
+}
+
+/// Runs `make(i)` for i in [0, n) on up to `threads` threads (0: as many as usable_cores()) and
 /// returns the results by index. If some calls throw, the exception of the lowest index is
 /// rethrown once every thread has stopped.
 template <typename Make>
@@ -28,7 +42,7 @@ auto parallel_map(std::size_t n, const Make& make, std::size_t threads = 0) {
       }
     }
   };
-  if (threads == 0) threads = std::max(1U, std::thread::hardware_concurrency());
+  if (threads == 0) threads = usable_cores();
   threads = std::min(n, threads);
   std::vector<std::thread> pool;
   for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);

@@ -152,7 +152,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   const Costs& costs = model.compute;
   const std::int64_t actions =
       3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
-  const bool timed = actions <= kTimedActions;
+  const bool timed = actions <= options.timed_actions;
   // Step 1: list schedules of the limit variants and look-aheads, on threads.
   struct Variant {
     std::vector<std::int32_t> limit;
@@ -193,16 +193,13 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   if (!timed) {
     // Timing a candidate over iterations costs more than its list schedule here: the candidates
     // are compared by their first iteration alone (the list schedule's makespan, which the
-    // execution graph reproduces; it bounds the period from above).
+    // execution graph reproduces; it bounds the period from above), and the one chosen is timed.
     std::vector<ListScheduleResult> results = parallel_map(variants.size(), schedule_variant);
     std::size_t first = 0;
     for (std::size_t i = 1; i < results.size(); ++i) {
       if (results[i].makespan < results[first].makespan) first = i;
     }
-    Candidate c;
-    c.workers = std::move(results[first].workers);
-    c.estimate = SteadyState{results[first].makespan, results[first].makespan, 1, 1, false};
-    candidates.push_back(std::move(c));
+    candidates.push_back(evaluate(skeleton, model, std::move(results[first].workers)));
   } else {
     candidates = parallel_map(variants.size(), [&](std::size_t i) {
       return evaluate(skeleton, model, schedule_variant(i).workers);

@@ -15,11 +15,11 @@
 //     ranked again by their steady state on the network the plan runs on (OrderPlanOptions::run;
 //     by default torch's runtime, where each worker's transfers queue on one stream), which the
 //     direct network leaves out.
-// Layouts with more than kTimedActions actions, where timing a candidate over iterations costs
-// several times its list schedule, keep four candidates (the limit with no look-ahead, with the
-// W look-ahead, with both; 1F1B's share + 2 with none) and compare them by their first
-// iteration's makespan, which bounds the period from above; the estimate then covers that one
-// iteration (SteadyState::iterations 1, settled false). docs/recycle.md reports what this costs
+// Layouts with more than OrderPlanOptions::timed_actions actions (kTimedActions by default),
+// where timing a candidate over iterations costs several times its list schedule, keep four
+// candidates (the limit with no look-ahead, with the W look-ahead, with both; 1F1B's share + 2
+// with none), compare them by their first iteration's makespan, which bounds the period from
+// above, and time only the one chosen by its period. docs/recycle.md reports what this costs
 // against all candidates compared by period.
 // Deterministic: candidates run on threads but are compared in a fixed order, and the search
 // counts work, not time.
@@ -40,7 +40,7 @@ inline constexpr std::int64_t kDefaultSearchWork = 40'000'000;
 /// Layouts with more actions per iteration (3 x dp x pp x microbatches) keep the best candidate:
 /// the search would get too few moves to matter.
 inline constexpr std::int64_t kSearchActions = 20'000;
-/// Layouts with more actions compare fewer candidates, by their first iteration alone (see 1-2).
+/// Layouts with more actions compare fewer candidates, by their first iteration (see above).
 inline constexpr std::int64_t kTimedActions = 100'000;
 
 struct OrderPlanOptions {
@@ -48,6 +48,9 @@ struct OrderPlanOptions {
   bool defer_rerouted_w = true;            ///< re-routed Ws after the worker's own
   bool fault_free_orders = false;          ///< also try split 1F1B and ZB-H1
   std::int64_t search_work = 0;            ///< 0: no search
+  /// Above this many actions per iteration, the four candidates compared by their first
+  /// iteration (see above); a replay, which plans hundreds of failure sets, sets 0.
+  std::int64_t timed_actions = kTimedActions;
   /// How the plan will run. On a network that is not free the direct estimate leaves out the
   /// communication streams' waits, so on layouts up to kSearchActions the candidates and the
   /// search's result are finally ranked by their steady state run this way.
@@ -56,8 +59,7 @@ struct OrderPlanOptions {
 
 struct OrderPlan {
   std::vector<WorkerSchedule> workers;  ///< every live worker's compute actions
-  /// The objective: as `run` says when the final ranking took place, else on the direct network
-  /// (one iteration above kTimedActions).
+  /// The objective: as `run` says when the final ranking took place, else on the direct network.
   SteadyState estimate;
   bool ranked_on_run = false;  ///< whether step 4 took place (the estimate is on `run`)
 };

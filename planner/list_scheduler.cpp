@@ -131,6 +131,7 @@ class Scheduler {
       weight_cost_.push_back(in.costs->duration({ActionType::kBackwardWeight, s, 0, 0}));
       backward_cost_.push_back(in.costs->duration({ActionType::kBackward, s, 0, 0}));
     }
+    sent_.assign(4 * static_cast<std::size_t>(layout_.pp), -1);
     index_.assign(static_cast<std::size_t>(layout_.workers()), -1);
     std::vector<WorkerId> failed = in.skeleton->failed;
     std::sort(failed.begin(), failed.end());
@@ -140,6 +141,11 @@ class Scheduler {
         index_[flat({d, s})] = static_cast<std::int32_t>(workers_.size());
         WorkerState& x = workers_.emplace_back();
         x.id = {d, s};
+        if (charged_) {
+          const Cluster& cluster = in.network->cluster;
+          const std::int64_t node = cluster.first_node(x.id);
+          node_.push_back(cluster.last_node(x.id) == node ? node : -1);
+        }
         x.limit = in.memory_limit[static_cast<std::size_t>(s)];
       }
     }
@@ -222,12 +228,22 @@ class Scheduler {
   }
 
   /// How long what `made` produced on worker `from` takes to reach worker `to` (an index).
-  Nanos arrival(const Action& made, WorkerId from, std::int32_t to) const {
-    if (!charged_) return 0;
-    const WorkerId at = workers_[static_cast<std::size_t>(to)].id;
-    if (at == from) return 0;
-    const auto send = output_of(made, layout_.pp - 1);
-    return send ? in_.network->cluster.transfer_time(from, at, in_.network->send_bytes(*send)) : 0;
+  /// How long what `made` produced on worker `from` takes to reach worker `to` (indices). The
+  /// time depends only on the action's type and stage and on whether the two workers share a
+  /// node: each is computed once.
+  Nanos arrival(const Action& made, std::int32_t from, std::int32_t to) {
+    if (!charged_ || from == to) return 0;
+    const auto f = static_cast<std::size_t>(from), t = static_cast<std::size_t>(to);
+    const bool near = node_[f] >= 0 && node_[f] == node_[t];
+    Nanos& memo = sent_[4 * static_cast<std::size_t>(made.virtual_stage) +
+                        (made.type == ActionType::kForward ? 0 : 2) + (near ? 1 : 0)];
+    if (memo < 0) {
+      const auto send = output_of(made, layout_.pp - 1);
+      memo = send ? in_.network->cluster.transfer_time(workers_[f].id, workers_[t].id,
+                                                       in_.network->send_bytes(*send))
+                  : 0;
+    }
+    return memo;
   }
 
   /// Inserts by (ready, rank), from the back.
@@ -322,7 +338,7 @@ class Scheduler {
       if (s + 1 < layout_.pp) {
         other = worker_index(owner, s + 1, mb);
         push_ready(workers_[static_cast<std::size_t>(other)].forward,
-                   {end + arrival({type, s, mb, owner}, x.id, other), mb, owner});
+                   {end + arrival({type, s, mb, owner}, worker, other), mb, owner});
       } else {
         push_ready(x.input, {end, mb, owner});
       }
@@ -336,7 +352,7 @@ class Scheduler {
       if (s > 0) {
         other = worker_index(owner, s - 1, mb);
         push_ready(workers_[static_cast<std::size_t>(other)].input,
-                   {end + arrival({type, s, mb, owner}, x.id, other), mb, owner});
+                   {end + arrival({type, s, mb, owner}, worker, other), mb, owner});
       }
     }
     refresh(worker);
@@ -348,6 +364,10 @@ class Scheduler {
   RouteTable routes_;
   bool charged_ = false;  ///< transfers take time
   std::vector<Nanos> forward_cost_, input_cost_, weight_cost_, backward_cost_;  ///< per stage
+  /// arrival() per stage, (F or I/B) x (other node or same node); -1 until computed
+  std::vector<Nanos> sent_;
+  /// Per worker: the node it lies wholly on, or -1 when it spans nodes (Cluster::same_node).
+  std::vector<std::int64_t> node_;
   std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if failed
   std::vector<WorkerState> workers_;
   std::vector<Ready> ready_;     ///< the forward and input queues' storage

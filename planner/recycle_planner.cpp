@@ -123,6 +123,7 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   plan_options.defer_rerouted_w = options.defer_rerouted_w;
   plan_options.fault_free_orders = fault_free;
   plan_options.search_work = options.search_work;
+  plan_options.timed_actions = options.timed_actions;
   plan_options.run = options.run;
   OrderPlan best = plan_orders(skel, model, plan_options);
 
@@ -145,8 +146,10 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   plan.schedule = relabel(planned, canonical.to_original);
   plan.estimate = best.estimate;
   // Timed as it will run: the lowering breaks ties between transfers by the order of the
-  // workers, which relabelling changes, and a fault-free plan was made for one pipeline.
-  if (best.ranked_on_run) plan.estimate = *steady_state(plan.schedule, model, options.run);
+  // workers, which relabelling changes, and a fault-free plan was made for one pipeline (whose
+  // all-reduces, on a network that is not free, ring over every pipeline).
+  if (best.ranked_on_run || (fault_free && layout.dp > 1 && !model.cluster.free()))
+    plan.estimate = *steady_state(plan.schedule, model, options.run);
   return plan;
 }
 

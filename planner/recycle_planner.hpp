@@ -42,6 +42,8 @@ struct RecycleOptions {
   bool defer_rerouted_w = true;              ///< decoupled backprop for re-routed micro-batches
   /// Work for the order search (planner/candidates.hpp), in node visits; 0: the best candidate.
   std::int64_t search_work = kDefaultSearchWork;
+  /// Above this many actions, fewer candidates (OrderPlanOptions::timed_actions).
+  std::int64_t timed_actions = kTimedActions;
 };
 
 struct RecyclePlan {

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "core/allocator.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "tools/command.hpp"
@@ -29,6 +30,7 @@ int print_error(const std::string& message) {
 
 int main(int argc, char** argv) {
   using namespace recycle::tools;
+  recycle::keep_freed_memory();
   CLI::App app{
       "recycle: pipeline schedules, failure traces and throughput under failures "
       "(ReCycle, SOSP '24)"};

@@ -104,7 +104,8 @@ Command add_study_command(CLI::App& app) {
   sub->add_option("--days", a->days, "Days to replay (default: 30 with a preset, the whole trace)");
   sub->add_option("--step-table", a->step_table, "Measured iteration times (docs/policies.md)");
   sub->add_option("--shard", a->shard, "Run every N-th point from I: I/N (default 0/1)");
-  sub->add_option("--threads", a->threads, "Threads (default: every core)");
+  sub->add_option("--threads", a->threads,
+                  "Threads (default: every core this process may use, its CPU affinity)");
   sub->add_option("-o,--output", a->output, "Write the CSV to FILE instead of stdout");
   sub->footer(examples({
       "recycle study --job job.json --sweep cluster.spares=0,2,4,8 --trace-preset llama3-like "

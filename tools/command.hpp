@@ -28,6 +28,7 @@ Command add_trace_command(CLI::App& app);
 Command add_profile_command(CLI::App& app);
 Command add_replay_command(CLI::App& app);
 Command add_study_command(CLI::App& app);
+Command add_validate_command(CLI::App& app);
 
 /// Formats help text footers the same way in every subcommand.
 [[nodiscard]] std::string examples(std::initializer_list<std::string> lines);

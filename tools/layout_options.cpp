@@ -8,7 +8,7 @@
 
 namespace recycle::tools {
 
-void LayoutOptions::add_to(CLI::App& app) {
+void LayoutOptions::add_layout_to(CLI::App& app) {
   app.add_option("--pp", pp, "Pipeline stages")->check(CLI::Range(1, planner::kMaxPp));
   app.add_option("--microbatches", microbatches, "Micro-batches per pipeline per iteration")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
@@ -17,6 +17,10 @@ void LayoutOptions::add_to(CLI::App& app) {
   app.add_option("--interleave", interleave,
                  "Model chunks per worker, for the interleaved schedule (default 1)")
       ->check(CLI::Range(1, planner::kMaxInterleave));
+}
+
+void LayoutOptions::add_to(CLI::App& app) {
+  add_layout_to(app);
   auto* c =
       app.add_option("--costs", costs,
                      "Seconds per F, I and W of one micro-batch on every (virtual) stage: F,I,W");

@@ -31,6 +31,8 @@ struct LayoutOptions {
   /// Adds the flags to `app`; --costs, --profile and --job exclude each other, and --job the
   /// layout flags.
   void add_to(CLI::App& app);
+  /// Adds the layout flags alone (--pp, --microbatches, --dp, --interleave).
+  void add_layout_to(CLI::App& app);
   /// Adds --network.
   void add_network_to(CLI::App& app);
   /// How schedules run, from --network.

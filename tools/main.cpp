@@ -54,6 +54,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_profile_command(app));
   commands.push_back(add_replay_command(app));
   commands.push_back(add_study_command(app));
+  commands.push_back(add_validate_command(app));
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,147 @@
+#include "executor/stage_math.hpp"
+
+#include <cblas.h>
+
+#include <cmath>
+
+#include "core/rng.hpp"
+
+namespace recycle::executor {
+
+namespace {
+
+/// A seed that mixes its parts so that neighbouring (iteration, owner, micro-batch) differ.
+std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uint64_t c) {
+  Rng rng(seed ^ (a * 0x9E3779B97F4A7C15ULL) ^ (b * 0xC2B2AE3D27D4EB4FULL) ^
+          (c * 0x165667B19E3779F9ULL));
+  return rng.next();
+}
+
+std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
+  Rng rng(seed);
+  std::vector<float> out(n);
+  for (float& x : out) x = static_cast<float>(scale * (2 * rng.uniform() - 1));
+  return out;
+}
+
+}  // namespace
+
+StageParams::StageParams(const StageShape& shape, std::int32_t stage, std::uint64_t seed)
+    : shape_(shape) {
+  const auto w = static_cast<std::size_t>(shape.width);
+  const auto l = static_cast<std::size_t>(shape.layers);
+  // Weights uniform in +-sqrt(3 / width) (unit variance through a linear layer), biases 0.
+  params_ = uniform(l * w * w, mix(seed, 1, static_cast<std::uint64_t>(stage), 0),
+                    std::sqrt(3.0 / static_cast<double>(w)));
+  params_.resize(l * w * w + l * w, 0.0F);
+  gradients_.assign(params_.size(), 0.0F);
+}
+
+std::size_t StageParams::weight_offset(std::int32_t layer) const noexcept {
+  const auto w = static_cast<std::size_t>(shape_.width);
+  return static_cast<std::size_t>(layer) * w * w;
+}
+
+std::size_t StageParams::bias_offset(std::int32_t layer) const noexcept {
+  const auto w = static_cast<std::size_t>(shape_.width);
+  return static_cast<std::size_t>(shape_.layers) * w * w + static_cast<std::size_t>(layer) * w;
+}
+
+std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {
+  const int rows = shape_.microbatch_size, w = shape_.width;
+  chunk.inputs.clear();
+  chunk.outputs.clear();
+  chunk.dz.clear();
+  std::vector<float> x = input;
+  for (std::int32_t l = 0; l < shape_.layers; ++l) {
+    std::vector<float> z(activation_size());
+    const float* bias = params_.data() + bias_offset(l);
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < w; ++c) z[static_cast<std::size_t>(r * w + c)] = bias[c];
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, w, 1.0F, x.data(), w,
+                params_.data() + weight_offset(l), w, 1.0F, z.data(), w);
+    for (float& v : z) v = std::tanh(v);
+    chunk.inputs.push_back(std::move(x));
+    x = z;
+    chunk.outputs.push_back(std::move(z));
+  }
+  return x;
+}
+
+std::vector<float> StageParams::backward_input(const std::vector<float>& output_gradient,
+                                               Chunk& chunk) const {
+  const int rows = shape_.microbatch_size, w = shape_.width;
+  chunk.dz.assign(static_cast<std::size_t>(shape_.layers), {});
+  std::vector<float> grad = output_gradient;
+  for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
+    const auto li = static_cast<std::size_t>(l);
+    std::vector<float> dz(activation_size());
+    const std::vector<float>& a = chunk.outputs[li];
+    for (std::size_t i = 0; i < dz.size(); ++i) dz[i] = grad[i] * (1.0F - a[i] * a[i]);
+    std::vector<float> dx(activation_size());
+    // dx = dz W_l^T
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, w, 1.0F, dz.data(), w,
+                params_.data() + weight_offset(l), w, 0.0F, dx.data(), w);
+    chunk.dz[li] = std::move(dz);
+    grad = std::move(dx);
+  }
+  return grad;
+}
+
+void StageParams::backward_weight(const Chunk& chunk) {
+  const int rows = shape_.microbatch_size, w = shape_.width;
+  for (std::int32_t l = 0; l < shape_.layers; ++l) {
+    const auto li = static_cast<std::size_t>(l);
+    // dW_l += x_l^T dz_l
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, w, rows, 1.0F, chunk.inputs[li].data(),
+                w, chunk.dz[li].data(), w, 1.0F, gradients_.data() + weight_offset(l), w);
+    float* db = gradients_.data() + bias_offset(l);
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < w; ++c) db[c] += chunk.dz[li][static_cast<std::size_t>(r * w + c)];
+    }
+  }
+}
+
+double StageParams::loss(const std::vector<float>& output, const std::vector<float>& target,
+                         std::vector<float>& gradient) {
+  gradient.resize(output.size());
+  const double n = static_cast<double>(output.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < output.size(); ++i) {
+    const double d = static_cast<double>(output[i]) - static_cast<double>(target[i]);
+    sum += d * d;
+    gradient[i] = static_cast<float>(d / n);
+  }
+  return 0.5 * sum / n;
+}
+
+void StageParams::step(double learning_rate, std::int64_t microbatches) {
+  const double scale = learning_rate / static_cast<double>(microbatches);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    params_[i] -= static_cast<float>(scale * static_cast<double>(gradients_[i]));
+    gradients_[i] = 0.0F;
+  }
+}
+
+std::vector<float> synthetic_input(const StageShape& shape, std::uint64_t seed,
+                                   std::int64_t iteration, std::int32_t owner,
+                                   std::int32_t microbatch) {
+  return uniform(
+      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
+      mix(seed, 2 + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
+          static_cast<std::uint64_t>(microbatch)),
+      1.0);
+}
+
+std::vector<float> synthetic_target(const StageShape& shape, std::uint64_t seed,
+                                    std::int64_t iteration, std::int32_t owner,
+                                    std::int32_t microbatch) {
+  return uniform(
+      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
+      mix(seed, 3 + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
+          static_cast<std::uint64_t>(microbatch)),
+      0.5);
+}
+
+}  // namespace recycle::executor

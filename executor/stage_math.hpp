@@ -1,0 +1,86 @@
+// The executor's workload: one pipeline stage as a stack of dense layers, with the backward pass
+// split as the schedules split it.
+//
+// Layer l maps a micro-batch x (rows = samples, `width` columns, row-major) to
+// a = tanh(x W_l + b_l). For one micro-batch:
+//  - F keeps every layer's input and output (the activations a worker holds from F until W);
+//  - I takes the gradient of the stage output and returns the gradient of the stage input,
+//    keeping each layer's pre-activation gradient dz for W;
+//  - W accumulates dW_l += x_l^T dz_l and db_l += sum of dz_l's rows, then frees the chunk;
+//  - B is I then W.
+// The last stage's loss is 0.5 x the mean over its elements of (a - target)^2 per micro-batch;
+// the optimizer step applies plain SGD to the mean over every micro-batch of the global batch
+// (the accumulated sums divided by their count), so the update does not depend on which worker
+// computed which micro-batch, nor in what order: the property ReCycle's re-routing relies on.
+// Inputs and targets are a fixed function of (seed, iteration, owner, micro-batch).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace recycle::executor {
+
+struct StageShape {
+  std::int32_t width = 256;           ///< features per layer (input = output width)
+  std::int32_t layers = 2;            ///< dense layers per stage
+  std::int32_t microbatch_size = 32;  ///< rows per micro-batch
+};
+
+/// The activations and gradients one micro-batch keeps on a stage between its F, I and W.
+struct Chunk {
+  std::vector<std::vector<float>> inputs;   ///< per layer: its input x_l
+  std::vector<std::vector<float>> outputs;  ///< per layer: tanh(x_l W_l + b_l)
+  std::vector<std::vector<float>> dz;       ///< per layer, after I: d loss / d (x_l W_l + b_l)
+};
+
+/// One stage's parameters and accumulated gradients.
+class StageParams {
+ public:
+  /// Deterministic initial weights for `stage` (the same on every replica of the stage).
+  StageParams(const StageShape& shape, std::int32_t stage, std::uint64_t seed);
+
+  [[nodiscard]] const StageShape& shape() const noexcept { return shape_; }
+  [[nodiscard]] std::size_t activation_size() const noexcept {
+    return static_cast<std::size_t>(shape_.microbatch_size) *
+           static_cast<std::size_t>(shape_.width);
+  }
+
+  /// F: the stage output for `input` (activation_size() floats); fills `chunk`.
+  std::vector<float> forward(const std::vector<float>& input, Chunk& chunk) const;
+  /// I: the gradient of the stage input from that of the stage output; keeps dz in `chunk`.
+  std::vector<float> backward_input(const std::vector<float>& output_gradient, Chunk& chunk) const;
+  /// W: accumulates the chunk's weight gradients (after its I).
+  void backward_weight(const Chunk& chunk);
+
+  /// The loss of one micro-batch at the last stage and its gradient w.r.t. the stage output.
+  static double loss(const std::vector<float>& output, const std::vector<float>& target,
+                     std::vector<float>& gradient);
+
+  /// The accumulated gradients, flattened (weights then biases, layer by layer): what an
+  /// all-reduce sums over the stage's replicas.
+  [[nodiscard]] std::vector<float>& gradients() noexcept { return gradients_; }
+  /// SGD on the mean gradient over `microbatches` micro-batches, then zeroes the gradients.
+  void step(double learning_rate, std::int64_t microbatches);
+
+  /// Parameters flattened like gradients().
+  [[nodiscard]] const std::vector<float>& parameters() const noexcept { return params_; }
+
+ private:
+  [[nodiscard]] std::size_t weight_offset(std::int32_t layer) const noexcept;
+  [[nodiscard]] std::size_t bias_offset(std::int32_t layer) const noexcept;
+
+  StageShape shape_;
+  std::vector<float> params_;
+  std::vector<float> gradients_;
+};
+
+/// The first stage's input and the last stage's target for one micro-batch: uniform in [-1, 1],
+/// a fixed function of its arguments.
+[[nodiscard]] std::vector<float> synthetic_input(const StageShape& shape, std::uint64_t seed,
+                                                 std::int64_t iteration, std::int32_t owner,
+                                                 std::int32_t microbatch);
+[[nodiscard]] std::vector<float> synthetic_target(const StageShape& shape, std::uint64_t seed,
+                                                  std::int64_t iteration, std::int32_t owner,
+                                                  std::int32_t microbatch);
+
+}  // namespace recycle::executor

@@ -124,24 +124,31 @@ void StageParams::step(double learning_rate, std::int64_t microbatches) {
   }
 }
 
+namespace {
+
+/// `kind` 2: inputs, 3: targets; each iteration has its own pair of streams.
+std::vector<float> synthetic(const StageShape& shape, std::uint64_t seed, std::uint64_t kind,
+                             std::int64_t iteration, std::int32_t owner, std::int32_t microbatch,
+                             double scale) {
+  return uniform(
+      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
+      mix(seed, kind + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
+          static_cast<std::uint64_t>(microbatch)),
+      scale);
+}
+
+}  // namespace
+
 std::vector<float> synthetic_input(const StageShape& shape, std::uint64_t seed,
                                    std::int64_t iteration, std::int32_t owner,
                                    std::int32_t microbatch) {
-  return uniform(
-      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
-      mix(seed, 2 + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
-          static_cast<std::uint64_t>(microbatch)),
-      1.0);
+  return synthetic(shape, seed, 2, iteration, owner, microbatch, 1.0);
 }
 
 std::vector<float> synthetic_target(const StageShape& shape, std::uint64_t seed,
                                     std::int64_t iteration, std::int32_t owner,
                                     std::int32_t microbatch) {
-  return uniform(
-      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
-      mix(seed, 3 + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
-          static_cast<std::uint64_t>(microbatch)),
-      0.5);
+  return synthetic(shape, seed, 3, iteration, owner, microbatch, 0.5);
 }
 
 }  // namespace recycle::executor

@@ -72,6 +72,16 @@ double max_weight_difference(const RunResult& run, const RunResult& reference) {
   return worst;
 }
 
+void print_count(std::int64_t processed, const planner::Layout& layout) {
+  std::printf("micro-batches processed: %lld (each of the %d x %d per iteration exactly once)\n",
+              static_cast<long long>(processed), layout.dp, layout.microbatches);
+}
+
+void print_equivalence(double difference) {
+  std::printf("equivalence: max relative weight difference against the fault-free run: %.3g (%s)\n",
+              difference, difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
+}
+
 int run_validate(const ValidateOptions& o) {
   if (o.backend != "cpu") {
     throw InputError("--backend", "'" + o.backend +
@@ -139,13 +149,8 @@ int run_validate(const ValidateOptions& o) {
           "%s on the cpu backend: %zu live workers share %zu cores, so the time is not "
           "compared (the simulator does not model the sharing)\n",
           made->generator.c_str(), lowered.workers.size(), cores);
-      std::printf(
-          "micro-batches processed: %lld (each of the %d x %d per iteration exactly once)\n",
-          static_cast<long long>(run.microbatches_processed), layout.dp, layout.microbatches);
-      std::printf(
-          "equivalence: max relative weight difference against the fault-free run: %.3g "
-          "(%s)\n",
-          *difference, *difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
+      print_count(run.microbatches_processed, layout);
+      print_equivalence(*difference);
     }
   } else if (o.json) {
     nlohmann::json j = {{"backend", o.backend},
@@ -180,13 +185,9 @@ int run_validate(const ValidateOptions& o) {
                   planner::to_string(lowered.workers[i].id).c_str(), p * 1e3, m * 1e3,
                   m > 0 ? 100.0 * (p - m) / m : 0.0);
     }
-    std::printf("micro-batches processed: %lld (each of the %d x %d per iteration exactly once)\n",
-                static_cast<long long>(run.microbatches_processed), layout.dp, layout.microbatches);
+    print_count(run.microbatches_processed, layout);
     if (difference) {
-      std::printf(
-          "equivalence: max relative weight difference against the fault-free run: %.3g "
-          "(%s)\n",
-          *difference, *difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
+      print_equivalence(*difference);
     }
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;

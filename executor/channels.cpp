@@ -76,12 +76,13 @@ AllReduceGroup::AllReduceGroup(std::int32_t ranks, Abort& abort)
 
 void AllReduceGroup::all_reduce(std::int32_t rank, std::vector<float>& data,
                                 const std::string& what) {
+  if (ranks_ == 1) return;  // a stage with one live replica: its gradient is the sum
   std::unique_lock lock(mutex_);
   wait_for(
       lock, cv_, abort_, [&] { return !closing_; }, what);
   slots_[static_cast<std::size_t>(rank)] = std::move(data);
   if (++arrived_ == ranks_) {
-    sum_ = slots_.front();
+    sum_ = std::move(slots_.front());
     for (std::size_t r = 1; r < slots_.size(); ++r) {
       for (std::size_t i = 0; i < sum_.size(); ++i) sum_[i] += slots_[r][i];
     }
@@ -91,12 +92,14 @@ void AllReduceGroup::all_reduce(std::int32_t rank, std::vector<float>& data,
     wait_for(
         lock, cv_, abort_, [&] { return closing_; }, what);
   }
-  data = sum_;
   if (++left_ == ranks_) {
+    data = std::move(sum_);  // the last to leave takes the sum itself, the others a copy
     arrived_ = 0;
     left_ = 0;
     closing_ = false;
     cv_.notify_all();
+  } else {
+    data = sum_;
   }
 }
 

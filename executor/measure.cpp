@@ -4,7 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <vector>
+
+#include "executor/channels.hpp"
 
 namespace recycle::executor {
 
@@ -50,6 +53,58 @@ MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions) {
     opt.push_back(to);
   }
   return {{median(f), median(i), median(w)}, median(opt)};
+}
+
+Nanos measure_handoff(std::int32_t repetitions) {
+  using Clock = std::chrono::steady_clock;
+  Abort abort(std::chrono::milliseconds(60'000));
+  Mailbox to_echo(abort), to_main(abort);
+  const std::int32_t rounds = std::max(1, repetitions) + 1;  // the first is a warm-up
+  // The echo thread sends each message straight back: a round trip is two hand-offs.
+  std::thread echo([&] {
+    for (std::int32_t r = 0; r < rounds; ++r) {
+      to_main.deliver({0, 0, 0, 0, r}, to_echo.take({0, 0, 0, 0, r}, "the hand-off probe"));
+    }
+  });
+  std::vector<Nanos> trips;
+  for (std::int32_t r = 0; r < rounds; ++r) {
+    const auto t = Clock::now();
+    to_echo.deliver({0, 0, 0, 0, r}, std::vector<float>(1, 1.0F));
+    static_cast<void>(to_main.take({0, 0, 0, 0, r}, "the hand-off probe"));
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
+    if (r > 0) trips.push_back(ns.count());
+  }
+  echo.join();
+  return median(std::move(trips)) / 2;
+}
+
+profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
+                                   std::int32_t repetitions) {
+  const MeasuredStage stage = measure_stage(shape, repetitions);
+  const Nanos handoff = measure_handoff(std::max(repetitions, 101));
+  const auto floats = static_cast<Bytes>(shape.microbatch_size) * shape.width;
+  const auto layers = static_cast<Bytes>(shape.layers);
+  profiles::StageProfile s;
+  s.forward = stage.cost.forward;
+  s.backward_input = stage.cost.backward_input;
+  s.backward_weight = stage.cost.backward_weight;
+  s.optimizer = stage.optimizer;
+  // Per layer, a chunk keeps its input and output from F and its pre-activation gradient from I
+  // until W: three fp32 matrices of micro-batch x width.
+  s.activation_bytes = 3 * layers * floats * 4;
+  s.output_bytes = floats * 4;
+  s.param_bytes = layers * (static_cast<Bytes>(shape.width) * shape.width + shape.width) * 4;
+  s.optimizer_state_bytes = 0;  // plain SGD
+  profiles::Profile p;
+  p.name = "cpu backend: " + std::to_string(shape.layers) + " dense layers of width " +
+           std::to_string(shape.width) + " per stage, micro-batches of " +
+           std::to_string(shape.microbatch_size) + " rows";
+  p.stages.assign(static_cast<std::size_t>(pp), s);
+  p.hardware.gpus_per_node = std::max(1, cores);
+  p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth = kMovedBandwidth;
+  p.hardware.intra_node_latency = p.hardware.inter_node_latency = handoff;
+  p.hardware.memory_bytes = 0;
+  return p;
 }
 
 }  // namespace recycle::executor

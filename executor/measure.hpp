@@ -1,4 +1,6 @@
 // Timing the workload's operations on this machine: what the simulator is given to predict a run.
+// `recycle profile measure` writes them as a recycle.profile/1; `recycle validate` measures them
+// before every run.
 #pragma once
 
 #include <cstdint>
@@ -6,6 +8,7 @@
 #include "core/units.hpp"
 #include "executor/stage_math.hpp"
 #include "planner/costs.hpp"
+#include "profiles/profile.hpp"
 
 namespace recycle::executor {
 
@@ -17,5 +20,21 @@ struct MeasuredStage {
 /// Times F, I, W and the optimizer step of one stage of `shape` on the calling thread with one
 /// BLAS thread: the median of `repetitions` runs after one warm-up run.
 [[nodiscard]] MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions);
+
+/// One-way time of handing a message from one worker thread to another through a mailbox (the
+/// cpu backend's SEND/RECV: the data is moved, not copied, so the time does not grow with its
+/// size): half the median of `repetitions` round trips between two threads, after a warm-up.
+[[nodiscard]] Nanos measure_handoff(std::int32_t repetitions);
+
+/// The bandwidth a profile of the cpu backend states: messages are moved between threads, never
+/// copied, so no time is charged per byte (the profile format needs a finite bandwidth).
+inline constexpr BytesPerSecond kMovedBandwidth = 1e18;
+
+/// The recycle.profile/1 of the cpu backend's workload split into `pp` stages of `shape` (every
+/// stage the same; the last one's loss is part of its measured I): the measured F, I, W and
+/// optimizer step, the bytes of the fp32 activations, messages and weights, and a "node" of
+/// `cores` workers linked by the measured hand-off latency.
+[[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
+                                                 std::int32_t cores, std::int32_t repetitions);
 
 }  // namespace recycle::executor

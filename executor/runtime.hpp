@@ -12,16 +12,35 @@
 //    result does not depend on thread timing); OPT steps SGD on the mean over the global batch.
 //    Without a staggered optimizer every OPT first waits for every worker (the global barrier).
 // Waits give up after RunConfig::wait_limit and the run stops with an error: never a hang.
+//
+// Failure injection (RunConfig::kills): the killed worker stops part-way through an iteration
+// (its thread and its heartbeat end); the others go on until they block on it, a heartbeat
+// monitor (executor/heartbeat.hpp) reports the worker after its missed beats, every survivor
+// stops, the iterations not finished by every worker are dropped (each survivor restores the
+// parameters it had when the first of them began, and their micro-batches are uncounted), and the
+// survivors resume at that iteration on the kill's plan: the schedule for the new failure set,
+// made in advance as ReCycle's planner makes its plans ahead of failures.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <vector>
 
+#include "executor/heartbeat.hpp"
 #include "executor/stage_math.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::executor {
+
+/// Stops `worker` in iteration `iteration` (from 0) after `fraction` of its actions.
+struct Kill {
+  planner::WorkerId worker;
+  std::int32_t iteration = 0;
+  double fraction = 0;  ///< [0, 1)
+  /// What the survivors run from the dropped iteration on: a schedule of the same layout whose
+  /// workers are survivors, each running only virtual stages it already holds.
+  planner::Schedule then;
+};
 
 struct RunConfig {
   StageShape shape;
@@ -29,6 +48,8 @@ struct RunConfig {
   std::uint64_t seed = 1;
   double learning_rate = 0.05;
   std::chrono::milliseconds wait_limit{60'000};
+  std::vector<Kill> kills;  ///< in the order they strike
+  HeartbeatConfig heartbeat;
 };
 
 struct TimedAction {
@@ -36,32 +57,54 @@ struct TimedAction {
   std::int32_t iteration = 0;
   std::int64_t start_ns = 0;  ///< from the common start of every worker
   std::int64_t end_ns = 0;
+  bool dropped = false;  ///< part of an iteration a failure interrupted (redone later)
+};
+
+/// What one kill did.
+struct Recovery {
+  planner::WorkerId killed;
+  std::int64_t kill_ns = 0;       ///< when the worker stopped
+  std::int64_t last_beat_ns = 0;  ///< its last heartbeat
+  std::int64_t detect_ns = 0;     ///< when the monitor found its heartbeat missing
+  std::int64_t resume_ns = 0;     ///< when the survivors started again on the new plan
+  std::int32_t resumed_at = 0;    ///< the first dropped iteration, where the survivors resumed
+  std::int32_t dropped_iterations = 0;
+  std::int64_t dropped_microbatches = 0;  ///< losses computed in dropped iterations (redone)
 };
 
 struct WorkerRun {
   planner::WorkerId id;
   std::vector<TimedAction> timeline;
-  /// Per virtual stage the worker runs (ascending): its parameters after the last iteration.
+  /// Per virtual stage the worker runs (ascending): its parameters after the last iteration;
+  /// empty for a killed worker.
   std::vector<std::pair<std::int32_t, std::vector<float>>> parameters;
+  bool killed = false;
 };
 
 struct RunResult {
-  std::vector<WorkerRun> workers;  ///< parallel to the schedule's workers
+  std::vector<WorkerRun> workers;  ///< parallel to the (first) schedule's workers
   /// Micro-batches whose loss was computed, over every iteration; each (owner, micro-batch) of
   /// each iteration exactly once (the run fails otherwise).
   std::int64_t microbatches_processed = 0;
   std::vector<double> loss;  ///< per iteration: mean loss over the global batch
   /// Per iteration: when its last OPT ended.
   std::vector<std::int64_t> iteration_end_ns;
+  std::vector<Recovery> recoveries;  ///< one per kill
+  /// The iteration each schedule ran from: {0} without kills, then each recovery's resumed_at.
+  std::vector<std::int32_t> segment_start;
 
   /// The measured steady-state iteration time: the mean spacing of iteration ends after the
   /// first (which includes the warm-up); the first iteration's end when there is only one.
   [[nodiscard]] double iteration_time_s() const;
+  /// The same over the iterations schedule `segment` ran (segment_start); 0 when it finished
+  /// fewer than two.
+  [[nodiscard]] double iteration_time_s(std::size_t segment) const;
 };
 
 /// Runs `schedule` (compute-only schedules are lowered first) for config.iterations iterations.
-/// Throws InputError when the schedule is invalid or deadlocks (checked before anything runs),
-/// std::runtime_error when a worker fails while running.
+/// Throws InputError when a schedule is invalid or deadlocks or a kill does not fit it (checked
+/// before anything runs), std::runtime_error when a worker fails while running other than by a
+/// kill.
 [[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config);
 
 }  // namespace recycle::executor

@@ -13,7 +13,6 @@ namespace {
 using planner::Action;
 using planner::ActionType;
 
-enum Track : int { kCompute = 1, kComm = 2, kAllReduce = 3 };
 constexpr const char* kTrackNames[] = {"", "compute", "communication", "all-reduce"};
 
 /// Microseconds with exactly three decimals: the nanosecond, no floating-point rounding.
@@ -21,57 +20,57 @@ std::string micros(Nanos ns) {
   return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
 }
 
-class Writer {
- public:
-  explicit Writer(const SimRun& run) : run_(run) {}
+}  // namespace
 
-  void metadata() {
-    for (const planner::WorkerSchedule& ws : run_.schedule.workers) {
-      const std::int64_t pid = pid_of(ws.id);
+ChromeTraceWriter::ChromeTraceWriter(const planner::Schedule& schedule) : pp_(schedule.layout.pp) {
+  for (const planner::WorkerSchedule& ws : schedule.workers) {
+    const std::int64_t pid = pid_of(ws.id);
+    event(fmt::format(
+        R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"worker {}"}}}})", pid,
+        planner::to_string(ws.id)));
+    event(fmt::format(
+        R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
+        pid, pid));
+    for (int track = kCompute; track <= kAllReduce; ++track) {
       event(fmt::format(
-          R"({{"ph":"M","name":"process_name","pid":{},"tid":0,"args":{{"name":"worker {}"}}}})",
-          pid, planner::to_string(ws.id)));
+          R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid,
+          track, kTrackNames[track]));
       event(fmt::format(
-          R"({{"ph":"M","name":"process_sort_index","pid":{},"tid":0,"args":{{"sort_index":{}}}}})",
-          pid, pid));
-      for (int track = kCompute; track <= kAllReduce; ++track) {
-        event(fmt::format(
-            R"({{"ph":"M","name":"thread_name","pid":{},"tid":{},"args":{{"name":"{}"}}}})", pid,
-            track, kTrackNames[track]));
-        event(fmt::format(
-            R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
-            pid, track, track));
-      }
+          R"({{"ph":"M","name":"thread_sort_index","pid":{},"tid":{},"args":{{"sort_index":{}}}}})",
+          pid, track, track));
     }
   }
+}
 
-  void slice(planner::WorkerId worker, int track, const std::string& name,
-             std::string_view category, Nanos start, Nanos end, const std::string& args) {
-    event(fmt::format(
-        R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
-        name, category, pid_of(worker), track, micros(start), micros(end - start), args));
-  }
+void ChromeTraceWriter::slice(planner::WorkerId worker, Track track, const std::string& name,
+                              std::string_view category, Nanos start, Nanos end,
+                              const std::string& args) {
+  event(fmt::format(
+      R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
+      name, category, pid_of(worker), static_cast<int>(track), micros(start), micros(end - start),
+      args));
+}
 
-  std::string finish() && {
-    if (first_) out_ = "{\"traceEvents\":[";
-    out_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
-    return std::move(out_);
-  }
+void ChromeTraceWriter::mark(planner::WorkerId worker, const std::string& name, Nanos at) {
+  event(fmt::format(R"({{"ph":"i","s":"p","name":"{}","pid":{},"tid":{},"ts":{}}})", name,
+                    pid_of(worker), static_cast<int>(kCompute), micros(at)));
+}
 
- private:
-  [[nodiscard]] std::int64_t pid_of(planner::WorkerId id) const noexcept {
-    return static_cast<std::int64_t>(id.dp) * run_.schedule.layout.pp + id.stage + 1;
-  }
-  void event(const std::string& text) {
-    out_ += first_ ? "{\"traceEvents\":[\n" : ",\n";
-    first_ = false;
-    out_ += text;
-  }
+std::string ChromeTraceWriter::finish() && {
+  if (first_) out_ = "{\"traceEvents\":[";
+  out_ += "\n],\"displayTimeUnit\":\"ns\"}\n";
+  return std::move(out_);
+}
 
-  const SimRun& run_;
-  std::string out_;
-  bool first_ = true;
-};
+std::int64_t ChromeTraceWriter::pid_of(planner::WorkerId id) const noexcept {
+  return static_cast<std::int64_t>(id.dp) * pp_ + id.stage + 1;
+}
+
+void ChromeTraceWriter::event(const std::string& text) {
+  out_ += first_ ? "{\"traceEvents\":[\n" : ",\n";
+  first_ = false;
+  out_ += text;
+}
 
 std::string action_args(const Action& a, std::int32_t worker_dp, std::int32_t iteration) {
   std::string args = fmt::format(R"("iteration":{})", iteration);
@@ -81,13 +80,10 @@ std::string action_args(const Action& a, std::int32_t worker_dp, std::int32_t it
   return args;
 }
 
-}  // namespace
-
 std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteration) {
   const Timeline& t = run.timeline;
   const auto wanted = [&](std::int32_t i) { return !iteration || *iteration == i; };
-  Writer out(run);
-  out.metadata();
+  ChromeTraceWriter out(run.schedule);
   for (std::size_t w = 0; w < t.workers(); ++w) {
     const planner::WorkerSchedule& ws = run.schedule.workers[w];
     for (std::int32_t i = 0; i < t.iterations; ++i) {
@@ -97,8 +93,8 @@ std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteratio
         const ActionRecord& r = t.at(w, i, pc);
         const bool busy = planner::is_compute(a.type) || a.type == ActionType::kOptimizer;
         if (!busy || r.end == r.start) continue;
-        out.slice(ws.id, kCompute, planner::to_token(a, ws.id.dp), planner::type_name(a.type),
-                  r.start, r.end, action_args(a, ws.id.dp, i));
+        out.slice(ws.id, ChromeTraceWriter::kCompute, planner::to_token(a, ws.id.dp),
+                  planner::type_name(a.type), r.start, r.end, action_args(a, ws.id.dp, i));
       }
     }
   }
@@ -110,10 +106,10 @@ std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteratio
     const Action& send = from.actions[at.action];
     const Action recv = planner::partner(send);
     const std::string args = action_args(send, from.id.dp, x.iteration);
-    out.slice(from.id, kComm,
+    out.slice(from.id, ChromeTraceWriter::kComm,
               planner::to_token(send, from.id.dp) + " -> " + planner::to_string(to.id),
               planner::type_name(send.type), x.start, x.end, args);
-    out.slice(to.id, kComm,
+    out.slice(to.id, ChromeTraceWriter::kComm,
               planner::to_token(recv, to.id.dp) + " <- " + planner::to_string(from.id),
               planner::type_name(recv.type), x.start, x.end, args);
   }
@@ -121,8 +117,8 @@ std::string chrome_trace(const SimRun& run, std::optional<std::int32_t> iteratio
     if (!wanted(c.iteration) || c.end == c.start) continue;
     for (const planner::WorkerSchedule& ws : run.schedule.workers) {
       if (ws.id.stage != c.stage) continue;
-      out.slice(ws.id, kAllReduce, std::to_string(c.stage) + "REDUCE_GRAD", "REDUCE_GRAD", c.start,
-                c.end, fmt::format(R"("iteration":{})", c.iteration));
+      out.slice(ws.id, ChromeTraceWriter::kAllReduce, std::to_string(c.stage) + "REDUCE_GRAD",
+                "REDUCE_GRAD", c.start, c.end, fmt::format(R"("iteration":{})", c.iteration));
     }
   }
   return std::move(out).finish();

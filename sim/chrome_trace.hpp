@@ -13,6 +13,35 @@
 
 namespace recycle::sim {
 
+/// The writer behind chrome_trace(), for timelines measured elsewhere (`recycle validate`): the
+/// same processes, tracks and event shapes, so predicted and measured open side by side.
+class ChromeTraceWriter {
+ public:
+  enum Track : int { kCompute = 1, kComm = 2, kAllReduce = 3 };
+
+  /// Names one process per worker of `schedule` with its three tracks.
+  explicit ChromeTraceWriter(const planner::Schedule& schedule);
+  /// A complete event (ph "X"): [start, end) in nanoseconds.
+  void slice(planner::WorkerId worker, Track track, const std::string& name,
+             std::string_view category, Nanos start, Nanos end, const std::string& args);
+  /// An instant event (ph "i") on the worker's compute track.
+  void mark(planner::WorkerId worker, const std::string& name, Nanos at);
+  [[nodiscard]] std::string finish() &&;
+
+ private:
+  [[nodiscard]] std::int64_t pid_of(planner::WorkerId id) const noexcept;
+  void event(const std::string& text);
+
+  std::int32_t pp_;
+  std::string out_;
+  bool first_ = true;
+};
+
+/// The trace args of one action: iteration, and for a micro-batch its index, its owner and
+/// whether it was re-routed.
+[[nodiscard]] std::string action_args(const planner::Action& a, std::int32_t worker_dp,
+                                      std::int32_t iteration);
+
 /// `iteration` (0-based) keeps only that iteration's actions, transfers and all-reduces.
 [[nodiscard]] std::string chrome_trace(const SimRun& run,
                                        std::optional<std::int32_t> iteration = std::nullopt);

@@ -1,6 +1,8 @@
-// recycle profile: profiles from first principles (docs/profiles.md). `profile synth` turns a job
-// file into the recycle.profile/1 every other command reads; `profile show` prints a profile as
-// a table: per stage F, I, W and optimizer seconds, bytes, and memory headroom.
+// recycle profile: profiles from first principles (docs/profiles.md) or from measurement
+// (docs/validation.md). `profile synth` turns a job file into the recycle.profile/1 every other
+// command reads; `profile measure` times the executor's workload on this machine and writes the
+// same format; `profile show` prints a profile as a table: per stage F, I, W and optimizer
+// seconds, bytes, and memory headroom.
 #include <cstdio>
 #include <string>
 
@@ -9,10 +11,13 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "core/parallel.hpp"
+#include "executor/measure.hpp"
 #include "planner/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/profile.hpp"
 #include "tools/command.hpp"
+#include "tools/workload_options.hpp"
 
 namespace recycle::tools {
 
@@ -22,6 +27,10 @@ struct ProfileOptions {
   std::string job;
   std::string output = "-";
   std::string show;
+  std::string backend = "cpu";
+  std::int32_t pp = 1;
+  executor::StageShape shape;
+  std::int32_t repetitions = 20;
 };
 
 std::string ms(Nanos ns) {
@@ -63,10 +72,12 @@ std::string show_table(const profiles::Profile& p) {
 Command add_profile_command(CLI::App& app) {
   auto o = std::make_shared<ProfileOptions>();
   CLI::App* sub = app.add_subcommand(
-      "profile", "Profiles from first principles: synthesize one from a job file, or show one");
+      "profile",
+      "Profiles: synthesize one from a job file, measure the executor's workload, or show one");
   sub->require_subcommand(1);
   sub->footer(
       examples({"recycle profile synth --job job.json -o profile.json",
+                "recycle profile measure --backend cpu --pp 2 --width 1024 -o measured.json",
                 "recycle profile show profile.json", "recycle profile show --job job.json"}));
   CLI::App* synth = sub->add_subcommand(
       "synth", "Write the recycle.profile/1 of a job (model + hardware + parallel configuration)");
@@ -75,6 +86,19 @@ Command add_profile_command(CLI::App& app) {
   synth->footer(examples({"recycle profile synth --job job.json -o profile.json",
                           "recycle simulate --schedule zb-h1 --pp 8 --microbatches 64 --profile "
                           "profile.json"}));
+  CLI::App* measure = sub->add_subcommand(
+      "measure",
+      "Time the executor's workload (F, I, W, optimizer step, hand-off between workers) on this "
+      "machine and write it as a recycle.profile/1");
+  measure->add_option("--backend", o->backend, "cpu (default)");
+  measure->add_option("--pp", o->pp, "Stages to write (every one the same; default 1)")
+      ->check(CLI::Range(1, 1024));
+  add_shape_options(*measure, o->shape);
+  add_repetitions_option(*measure, o->repetitions);
+  measure->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
+  measure->footer(
+      examples({"recycle profile measure --pp 2 --width 1024 --microbatch-size 64 -o cpu.json",
+                "recycle simulate --schedule 1f1b --pp 2 --microbatches 8 --profile cpu.json"}));
   CLI::App* show = sub->add_subcommand(
       "show", "Print a profile (or a job's synthesized profile) as a table per stage");
   show->add_option("file", o->show, "Profile JSON")->required();
@@ -83,7 +107,19 @@ Command add_profile_command(CLI::App& app) {
   show->footer(examples({"recycle profile show profile.json"}));
   // --job makes the positional FILE optional.
   show->get_option("file")->required(false);
-  return {sub, [o, synth] {
+  return {sub, [o, synth, measure] {
+            if (measure->parsed()) {
+              if (o->backend != "cpu") {
+                throw InputError("--backend", "'" + o->backend +
+                                                  "': this build measures the cpu backend only "
+                                                  "(the cuda backend does not run yet)");
+              }
+              check_writable(o->output, "--output");
+              const profiles::Profile p = executor::measured_profile(
+                  o->shape, o->pp, static_cast<std::int32_t>(usable_cores()), o->repetitions);
+              write_text_file(o->output, profiles::to_json(p).dump(2) + "\n");
+              return kExitOk;
+            }
             if (synth->parsed()) {
               const profiles::Job job = profiles::load_job(o->job);
               const profiles::Synthesis s = job.synthesize();

@@ -8,15 +8,20 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/parallel.hpp"
+#include "core/parse.hpp"
 #include "executor/measure.hpp"
 #include "executor/runtime.hpp"
+#include "planner/failures.hpp"
 #include "planner/lower.hpp"
 #include "planner/period.hpp"
 #include "planner/semantics.hpp"
+#include "sim/chrome_trace.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
+#include "tools/workload_options.hpp"
 
 namespace recycle::tools {
 
@@ -30,20 +35,62 @@ struct ValidateOptions {
   std::int32_t repetitions = 20;
   bool json = false;
   bool equivalence = false;
+  std::vector<std::string> kills;  ///< DP:STAGE@ITERATION[.FRACTION]
+  std::int32_t heartbeat_ms = 10;
+  std::string chrome_trace;
 };
+
+/// One --kill: the worker, the iteration (from 0), the fraction of its actions done first.
+struct KillSpec {
+  planner::WorkerId worker;
+  std::int32_t iteration = 0;
+  double fraction = 0;
+};
+
+KillSpec parse_kill(const std::string& text, const planner::Layout& layout,
+                    std::int32_t iterations) {
+  const std::string flag = "--kill " + text;
+  const auto parts = split(text, '@');
+  const auto when =
+      parts.size() == 2 ? split(trim(parts[1]), '.') : std::vector<std::string_view>{};
+  const auto digits = [](std::string_view d) {
+    return !d.empty() && d.size() <= 9 &&
+           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (when.empty() || when.size() > 2 || !digits(when[0]) ||
+      (when.size() == 2 && !digits(when[1]))) {
+    throw InputError(flag,
+                     "expected DP:STAGE@ITERATION[.FRACTION], e.g. 0:1@2.5 (worker 0:1, "
+                     "half-way through iteration 2, counted from 0)");
+  }
+  const auto workers = planner::parse_failures(std::string(parts[0]), layout, flag);
+  if (workers.size() != 1) throw InputError(flag, "names one worker");
+  KillSpec kill;
+  kill.worker = workers.front();
+  kill.iteration = static_cast<std::int32_t>(parse_int(when[0], flag));
+  kill.fraction = when.size() == 2 ? parse_double("0." + std::string(when[1]), flag) : 0.0;
+  if (kill.iteration >= iterations) {
+    throw InputError(flag, "iteration " + std::to_string(kill.iteration) +
+                               " is not run (--iterations " + std::to_string(iterations) +
+                               " runs 0.." + std::to_string(iterations - 1) + ")");
+  }
+  return kill;
+}
 
 using executor::RunResult;
 
-/// Seconds a worker's compute stream was busy per iteration, after the first iteration.
-double measured_busy_s(const executor::WorkerRun& w, std::int32_t iterations) {
+/// Seconds a worker's compute stream was busy per iteration over iterations [from, to) (not
+/// counting dropped work).
+double measured_busy_s(const executor::WorkerRun& w, std::int32_t from, std::int32_t to) {
   std::int64_t busy = 0;
   for (const executor::TimedAction& t : w.timeline) {
-    if (t.iteration == 0 || planner::stream_of(t.action.type) != planner::Stream::kCompute)
+    if (t.dropped || t.iteration < from || t.iteration >= to ||
+        planner::stream_of(t.action.type) != planner::Stream::kCompute)
       continue;
     if (t.action.type == planner::ActionType::kReduceGrad) continue;  // a wait, not work
     busy += t.end_ns - t.start_ns;
   }
-  return iterations > 1 ? static_cast<double>(busy) * 1e-9 / (iterations - 1) : 0.0;
+  return to > from ? static_cast<double>(busy) * 1e-9 / (to - from) : 0.0;
 }
 
 double predicted_busy_s(const planner::WorkerSchedule& w, const planner::Costs& costs) {
@@ -72,17 +119,210 @@ double max_weight_difference(const RunResult& run, const RunResult& reference) {
   return worst;
 }
 
-void print_count(std::int64_t processed, const planner::Layout& layout) {
-  std::printf("micro-batches processed: %lld (each of the %d x %d per iteration exactly once)\n",
-              static_cast<long long>(processed), layout.dp, layout.microbatches);
+/// The measured timeline in the format of `recycle simulate --chrome-trace`: compute actions and
+/// OPT on the compute track, SEND/RECV on the communication track, REDUCE_GRAD (including the wait
+/// for the peers) on the all-reduce track; work of dropped iterations in category "dropped"; each
+/// kill, detection and resumption as an instant event.
+std::string measured_chrome_trace(const planner::Schedule& first, const RunResult& run) {
+  sim::ChromeTraceWriter out(first);
+  using Track = sim::ChromeTraceWriter::Track;
+  for (const executor::WorkerRun& w : run.workers) {
+    for (const executor::TimedAction& t : w.timeline) {
+      const planner::Action& a = t.action;
+      const Track track = a.type == planner::ActionType::kReduceGrad ? Track::kAllReduce
+                          : planner::stream_of(a.type) == planner::Stream::kCompute
+                              ? Track::kCompute
+                              : Track::kComm;
+      std::string args = sim::action_args(a, w.id.dp, t.iteration);
+      if (t.dropped) args += R"(,"dropped":true)";
+      out.slice(w.id, track, planner::to_token(a, w.id.dp),
+                t.dropped ? "dropped" : planner::type_name(a.type), t.start_ns, t.end_ns, args);
+    }
+  }
+  for (const executor::Recovery& r : run.recoveries) {
+    out.mark(r.killed, "killed", r.kill_ns);
+    out.mark(r.killed, "found silent", r.detect_ns);
+    out.mark(r.killed, "survivors resume", r.resume_ns);
+  }
+  return std::move(out).finish();
 }
 
-void print_equivalence(double difference) {
-  std::printf("equivalence: max relative weight difference against the fault-free run: %.3g (%s)\n",
-              difference, difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
+std::string failed_text(const std::vector<planner::WorkerId>& failed) {
+  std::string text;
+  for (const planner::WorkerId& w : failed)
+    text += (text.empty() ? "" : ",") + std::to_string(w.dp) + ":" + std::to_string(w.stage);
+  return text;
 }
 
-int run_validate(const ValidateOptions& o) {
+/// One schedule the run went through: what the simulator predicts for it and what it measured.
+struct Segment {
+  std::string name;  ///< "1f1b", "recycle around 1:1"
+  planner::Schedule lowered;
+  double predicted_s = 0;
+  std::optional<double> measured_s;  ///< nullopt when fewer than two of its iterations finished
+  std::int32_t first = 0, end = 0;   ///< its iterations
+};
+
+std::string name_of(const planner::Schedule& s) {
+  return s.failed.empty() ? s.generator : s.generator + " around " + failed_text(s.failed);
+}
+
+/// The run's kills with the plan each switches to: ReCycle's plan for the failure set so far.
+std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::Layout& layout,
+                                       const planner::Schedule& first,
+                                       const planner::CostModel& model,
+                                       const planner::RunOptions& run) {
+  std::vector<executor::Kill> kills;
+  std::vector<planner::WorkerId> failed = first.failed;
+  for (const std::string& text : o.kills) {
+    const KillSpec spec = parse_kill(text, layout, o.run.iterations);
+    if (std::find(failed.begin(), failed.end(), spec.worker) != failed.end())
+      throw InputError("--kill " + text,
+                       "worker " + text.substr(0, text.find('@')) + " has already failed");
+    failed.push_back(spec.worker);
+    std::sort(failed.begin(), failed.end());
+    ScheduleRequest next = o.request;
+    next.name = "recycle";
+    next.fail = failed_text(failed);
+    std::string why;
+    const auto plan = next.make(layout, model, run, why);
+    if (!plan) {
+      throw InputError("--kill " + text,
+                       "after it " + why + ": ReCycle cannot go on without a restart");
+    }
+    kills.push_back({spec.worker, spec.iteration, spec.fraction, planner::lower(*plan, model)});
+  }
+  return kills;
+}
+
+void print_text(const ValidateOptions& o, const profiles::Profile& measured,
+                const planner::Costs& costs, const std::vector<Segment>& segments,
+                const RunResult& run, std::size_t cores, bool timed,
+                std::optional<double> difference) {
+  const planner::Layout& layout = segments.front().lowered.layout;
+  std::printf(
+      "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %d layers per stage, "
+      "%zu live workers, %d iterations\n",
+      segments.front().name.c_str(), layout.pp, layout.dp, layout.microbatches,
+      o.run.shape.microbatch_size, o.run.shape.width, o.run.shape.layers,
+      segments.front().lowered.workers.size(), o.run.iterations);
+  if (!timed) {
+    std::printf(
+        "%zu live workers share %zu cores, so the time is not compared (the simulator "
+        "does not model the sharing)\n",
+        segments.front().lowered.workers.size(), cores);
+  } else {
+    const profiles::StageProfile& stage = measured.stages.front();
+    std::printf(
+        "measured costs per micro-batch: F %.3f ms, I %.3f ms, W %.3f ms, optimizer %.3f ms, "
+        "hand-off %.1f us\n",
+        stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
+        stage.optimizer * 1e-6, measured.hardware.intra_node_latency * 1e-3);
+  }
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (i > 0) {
+      const executor::Recovery& r = run.recoveries[i - 1];
+      const std::string& kill = o.kills[i - 1];
+      std::printf(
+          "kill %s: worker %s stopped at %.1f ms; its last heartbeat at %.1f ms; found silent at "
+          "%.1f ms (%d missed beats of %d ms); %d iteration(s) from %d dropped, %lld micro-batch "
+          "losses uncounted; resumed at %.1f ms on %s\n",
+          kill.c_str(), planner::to_string(r.killed).c_str(), r.kill_ns * 1e-6,
+          r.last_beat_ns * 1e-6, r.detect_ns * 1e-6, o.run.heartbeat.missed, o.heartbeat_ms,
+          r.dropped_iterations, r.resumed_at, static_cast<long long>(r.dropped_microbatches),
+          r.resume_ns * 1e-6, segments[i].name.c_str());
+    }
+    if (!timed) continue;
+    const Segment& s = segments[i];
+    const double samples =
+        static_cast<double>(layout.dp) * layout.microbatches * o.run.shape.microbatch_size;
+    std::printf("%-36s %12s %12s %8s\n",
+                fmt::format("iterations {}..{}: {}", s.first, s.end - 1, s.name).c_str(),
+                "predicted", "measured", "error");
+    if (!s.measured_s) {
+      std::printf("%-36s %10.3f ms %12s (fewer than two iterations finished)\n", "iteration time",
+                  s.predicted_s * 1e3, "-");
+      continue;
+    }
+    std::printf("%-36s %10.3f ms %10.3f ms %+7.1f%%\n", "iteration time", s.predicted_s * 1e3,
+                *s.measured_s * 1e3, 100.0 * (s.predicted_s - *s.measured_s) / *s.measured_s);
+    std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
+                samples / *s.measured_s);
+  }
+  if (timed) {
+    // Per worker, over the iterations of the last schedule after its first.
+    const Segment& last = segments.back();
+    for (const planner::WorkerSchedule& w : last.lowered.workers) {
+      const auto found = std::find_if(run.workers.begin(), run.workers.end(),
+                                      [&](const executor::WorkerRun& r) { return r.id == w.id; });
+      const double p = predicted_busy_s(w, costs);
+      const double m = measured_busy_s(*found, last.first + 1, last.end);
+      std::printf("busy %-31s %10.3f ms %10.3f ms %+7.1f%%\n", planner::to_string(w.id).c_str(),
+                  p * 1e3, m * 1e3, m > 0 ? 100.0 * (p - m) / m : 0.0);
+    }
+  }
+  std::int64_t dropped = 0;
+  for (const executor::Recovery& r : run.recoveries) dropped += r.dropped_microbatches;
+  std::printf("micro-batches processed: %lld (each of the %d x %d per iteration exactly once)",
+              static_cast<long long>(run.microbatches_processed), layout.dp, layout.microbatches);
+  if (!run.recoveries.empty())
+    std::printf("; %lld more computed in dropped iterations and redone",
+                static_cast<long long>(dropped));
+  std::printf("\n");
+  if (difference) {
+    std::printf(
+        "equivalence: max relative weight difference against the fault-free run: %.3g (%s)\n",
+        *difference, *difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
+  }
+}
+
+nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& segments,
+                       const RunResult& run, bool timed, std::optional<double> difference) {
+  const auto number = [](std::optional<double> x) {
+    return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
+  };
+  const auto error = [](const Segment& s) -> std::optional<double> {
+    if (!s.measured_s) return std::nullopt;
+    return 100.0 * (s.predicted_s - *s.measured_s) / *s.measured_s;
+  };
+  nlohmann::json j = {{"backend", o.backend},
+                      {"schedule", segments.front().lowered.generator},
+                      {"timed", timed},
+                      {"microbatches_processed", run.microbatches_processed},
+                      {"iterations", o.run.iterations}};
+  const Segment& last = segments.back();
+  j["predicted_iteration_time_s"] = timed ? nlohmann::json(last.predicted_s) : nullptr;
+  j["measured_iteration_time_s"] = number(timed ? last.measured_s : std::nullopt);
+  j["error_pct"] = number(timed ? error(last) : std::nullopt);
+  if (difference) j["max_relative_weight_difference"] = *difference;
+  if (!run.recoveries.empty()) {
+    nlohmann::json& list = j["segments"] = nlohmann::json::array();
+    for (const Segment& s : segments) {
+      list.push_back(
+          {{"schedule", s.name},
+           {"first_iteration", s.first},
+           {"end_iteration", s.end},
+           {"predicted_iteration_time_s", timed ? nlohmann::json(s.predicted_s) : nullptr},
+           {"measured_iteration_time_s", number(timed ? s.measured_s : std::nullopt)},
+           {"error_pct", number(timed ? error(s) : std::nullopt)}});
+    }
+    nlohmann::json& kills = j["kills"] = nlohmann::json::array();
+    for (std::size_t i = 0; i < run.recoveries.size(); ++i) {
+      const executor::Recovery& r = run.recoveries[i];
+      kills.push_back({{"kill", o.kills[i]},
+                       {"kill_s", r.kill_ns * 1e-9},
+                       {"last_heartbeat_s", r.last_beat_ns * 1e-9},
+                       {"detected_s", r.detect_ns * 1e-9},
+                       {"resumed_s", r.resume_ns * 1e-9},
+                       {"resumed_at_iteration", r.resumed_at},
+                       {"dropped_iterations", r.dropped_iterations},
+                       {"dropped_microbatches", r.dropped_microbatches}});
+    }
+  }
+  return j;
+}
+
+int run_validate(ValidateOptions o) {
   if (o.backend != "cpu") {
     throw InputError("--backend", "'" + o.backend +
                                       "': this build runs schedules on the cpu backend only "
@@ -91,10 +331,17 @@ int run_validate(const ValidateOptions& o) {
   const planner::Layout layout = o.layout.layout();
   if (layout.interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
-  const executor::MeasuredStage measured = executor::measure_stage(o.run.shape, o.repetitions);
-  planner::Costs costs = planner::Costs::uniform(layout.virtual_stages(), measured.cost);
-  costs.optimizer.assign(static_cast<std::size_t>(layout.pp), measured.optimizer);
-  const planner::CostModel model = planner::CostModel::compute_only(costs);
+  o.run.heartbeat.period = std::chrono::milliseconds(o.heartbeat_ms);
+  check_writable(o.chrome_trace, "--chrome-trace");
+  for (const std::string& kill : o.kills) {
+    static_cast<void>(parse_kill(kill, layout, o.run.iterations));  // refused before measuring
+  }
+  const std::size_t cores = usable_cores();
+  const profiles::Profile measured = executor::measured_profile(
+      o.run.shape, layout.pp, static_cast<std::int32_t>(cores), o.repetitions);
+  const planner::CostModel model =
+      planner::CostModel::from_profile(measured, layout, "the measured profile");
+  const planner::Costs& costs = model.compute;
   planner::RunOptions direct;
   direct.network = planner::Network::kDirect;
   std::string why;
@@ -104,7 +351,7 @@ int run_validate(const ValidateOptions& o) {
     return kExitFailed;
   }
   const planner::Schedule lowered = planner::lower(*made, model);
-  const std::size_t cores = usable_cores();
+  o.run.kills = plan_kills(o, layout, lowered, model, direct);
   // More workers than cores share them, which the simulator does not model: the numbers can
   // still be checked, the time cannot.
   const bool timed = lowered.workers.size() <= cores;
@@ -115,15 +362,23 @@ int run_validate(const ValidateOptions& o) {
                                  "(--check-equivalence runs without timing)",
                                  lowered.workers.size(), lowered.workers.size(), cores));
   }
-  const auto predicted = planner::steady_state(lowered, model, direct);
-  if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
-  const RunResult run = executor::run_on_cpu(lowered, o.run);
-  const double predicted_s = static_cast<double>(predicted->period) * 1e-9;
-  const double measured_s = run.iteration_time_s();
-  const double error_pct = 100.0 * (predicted_s - measured_s) / measured_s;
-  const double samples =
-      static_cast<double>(layout.dp) * layout.microbatches * o.run.shape.microbatch_size;
+  std::vector<Segment> segments;
+  for (std::size_t i = 0; i <= o.run.kills.size(); ++i) {
+    const planner::Schedule& plan = i == 0 ? lowered : o.run.kills[i - 1].then;
+    const auto predicted = planner::steady_state(plan, model, direct);
+    if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
+    Segment& segment = segments.emplace_back();
+    segment.name = name_of(plan);
+    segment.lowered = plan;
+    segment.predicted_s = static_cast<double>(predicted->period) * 1e-9;
+  }
 
+  const RunResult run = executor::run_on_cpu(lowered, o.run);
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    segments[i].first = run.segment_start[i];
+    segments[i].end = i + 1 < segments.size() ? run.segment_start[i + 1] : o.run.iterations;
+    if (segments[i].end - segments[i].first >= 2) segments[i].measured_s = run.iteration_time_s(i);
+  }
   std::optional<double> difference;
   if (o.equivalence) {
     ScheduleRequest fault_free = o.request;
@@ -131,64 +386,16 @@ int run_validate(const ValidateOptions& o) {
     std::string none;
     const auto reference_schedule = fault_free.make(layout, model, direct, none);
     RECYCLE_ASSERT(reference_schedule.has_value(), "a fault-free schedule is always feasible");
-    const RunResult reference = executor::run_on_cpu(*reference_schedule, o.run);
+    executor::RunConfig reference_config = o.run;
+    reference_config.kills.clear();
+    const RunResult reference = executor::run_on_cpu(*reference_schedule, reference_config);
     difference = max_weight_difference(run, reference);
   }
-
-  if (!timed) {
-    if (o.json) {
-      std::printf("%s\n", nlohmann::json({{"backend", o.backend},
-                                          {"schedule", made->generator},
-                                          {"microbatches_processed", run.microbatches_processed},
-                                          {"iterations", o.run.iterations},
-                                          {"max_relative_weight_difference", *difference}})
-                              .dump(2)
-                              .c_str());
-    } else {
-      std::printf(
-          "%s on the cpu backend: %zu live workers share %zu cores, so the time is not "
-          "compared (the simulator does not model the sharing)\n",
-          made->generator.c_str(), lowered.workers.size(), cores);
-      print_count(run.microbatches_processed, layout);
-      print_equivalence(*difference);
-    }
-  } else if (o.json) {
-    nlohmann::json j = {{"backend", o.backend},
-                        {"schedule", made->generator},
-                        {"predicted_iteration_time_s", predicted_s},
-                        {"measured_iteration_time_s", measured_s},
-                        {"error_pct", error_pct},
-                        {"microbatches_processed", run.microbatches_processed},
-                        {"iterations", o.run.iterations}};
-    if (difference) j["max_relative_weight_difference"] = *difference;
-    std::printf("%s\n", j.dump(2).c_str());
+  if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, measured_chrome_trace(lowered, run));
+  if (o.json) {
+    std::printf("%s\n", to_json(o, segments, run, timed, difference).dump(2).c_str());
   } else {
-    std::printf(
-        "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %d layers per "
-        "stage, %zu live workers, %d iterations\n",
-        made->generator.c_str(), layout.pp, layout.dp, layout.microbatches,
-        o.run.shape.microbatch_size, o.run.shape.width, o.run.shape.layers, lowered.workers.size(),
-        o.run.iterations);
-    std::printf(
-        "measured costs per micro-batch: F %.3f ms, I %.3f ms, W %.3f ms, optimizer %.3f ms\n",
-        measured.cost.forward * 1e-6, measured.cost.backward_input * 1e-6,
-        measured.cost.backward_weight * 1e-6, measured.optimizer * 1e-6);
-    std::printf("%-28s %12s %12s %8s\n", "", "predicted", "measured", "error");
-    std::printf("%-28s %10.3f ms %10.3f ms %+7.1f%%\n", "iteration time", predicted_s * 1e3,
-                measured_s * 1e3, error_pct);
-    std::printf("%-28s %12.1f %12.1f\n", "throughput (samples/s)", samples / predicted_s,
-                samples / measured_s);
-    for (std::size_t i = 0; i < lowered.workers.size(); ++i) {
-      const auto p = predicted_busy_s(lowered.workers[i], costs);
-      const auto m = measured_busy_s(run.workers[i], o.run.iterations);
-      std::printf("busy %-23s %10.3f ms %10.3f ms %+7.1f%%\n",
-                  planner::to_string(lowered.workers[i].id).c_str(), p * 1e3, m * 1e3,
-                  m > 0 ? 100.0 * (p - m) / m : 0.0);
-    }
-    print_count(run.microbatches_processed, layout);
-    if (difference) {
-      print_equivalence(*difference);
-    }
+    print_text(o, measured, costs, segments, run, cores, timed, difference);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }
@@ -204,28 +411,37 @@ Command add_validate_command(CLI::App& app) {
   o->layout.add_layout_to(*sub);
   o->request.add_to(*sub)->required();
   sub->add_option("--backend", o->backend, "cpu (default)");
-  sub->add_option("--width", o->run.shape.width, "Features per layer (default 256)")
-      ->check(CLI::Range(1, 16384));
-  sub->add_option("--layers-per-stage", o->run.shape.layers, "Dense layers per stage (default 2)")
-      ->check(CLI::Range(1, 1024));
-  sub->add_option("--microbatch-size", o->run.shape.microbatch_size,
-                  "Samples per micro-batch (default 32)")
-      ->check(CLI::Range(1, 65536));
+  add_shape_options(*sub, o->run.shape);
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")
       ->check(CLI::Range(2, 100000));
   sub->add_option("--seed", o->run.seed, "Seed of the weights and the synthetic data (default 1)");
-  sub->add_option("--repetitions", o->repetitions,
-                  "Timed runs of each operation for the measured costs (default 20)")
-      ->check(CLI::Range(1, 100000));
+  add_repetitions_option(*sub, o->repetitions);
   sub->add_flag("--check-equivalence", o->equivalence,
                 "Also train fault-free from the same seed and compare the final weights (exit 1 "
                 "above 1e-5)");
+  sub->add_option("--kill", o->kills,
+                  "Stop worker DP:STAGE in iteration ITERATION (from 0) after FRACTION of its "
+                  "actions, e.g. 0:1@2.5; the others find it by its missed heartbeats, drop the "
+                  "iteration and go on on ReCycle's plan for the new failure set. Repeatable, in "
+                  "order");
+  sub->add_option("--heartbeat-ms", o->heartbeat_ms,
+                  "Heartbeat period; a worker silent for --missed-beats periods has failed "
+                  "(default 10)")
+      ->check(CLI::Range(1, 10000));
+  sub->add_option("--missed-beats", o->run.heartbeat.missed,
+                  "Heartbeats missed in a row before a worker counts as failed (default 5)")
+      ->check(CLI::Range(1, 1000));
+  sub->add_option("--chrome-trace", o->chrome_trace,
+                  "Write the measured timeline as a Chrome trace, in the format of recycle "
+                  "simulate --chrome-trace (open both in ui.perfetto.dev)");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->footer(
       examples({"recycle validate --schedule 1f1b --pp 2 --microbatches 8",
                 "recycle validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 1:0 "
-                "--check-equivalence"}));
+                "--check-equivalence",
+                "recycle validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --iterations 8 "
+                "--kill 1:1@3.5 --check-equivalence"}));
   return {sub, [o] { return run_validate(*o); }};
 }
 

@@ -20,3 +20,45 @@ cli_test("validate: a failed worker outside the layout" 2 "error: --fail: .*"
   validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 5:0)
 cli_test("validate: one iteration cannot be timed" 2 "error: --iterations: .*"
   validate --schedule 1f1b --pp 2 --microbatches 4 --iterations 1)
+
+# --kill: the kill, its detection, the dropped iteration and the switch, the count; the weights
+# still match the fault-free run.
+cli_test("validate --kill: detected, dropped, redone on the new plan" 0
+  "kill 1:1@1.5: worker [(]1,1[)] stopped at [0-9.]+ ms[;] its last heartbeat at [0-9.]+ ms[;] found silent at [0-9.]+ ms [(]5 missed beats of 10 ms[)][;] [0-9]+ iteration[(]s[)] from 1 dropped, [0-9]+ micro-batch losses uncounted[;] resumed at [0-9.]+ ms on recycle around 1:1 ## micro-batches processed: 24 [(]each of the 2 x 4 per iteration exactly once[)][;] [0-9]+ more computed in dropped iterations and redone ## equivalence: [^#]*[(]within 1e-5[)]"
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:1@1.5 --check-equivalence --width 32 --microbatch-size 4 --iterations 3 --repetitions 3)
+cli_test("validate --kill --json lists the kills" 0
+  "\"dropped_iterations\": [0-9]+, ##  *\"dropped_microbatches\": [0-9]+, ##  *\"kill\": \"0:0@0.2\","
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --kill 0:0@0.2 --check-equivalence --json --width 32 --microbatch-size 4 --iterations 2 --repetitions 3)
+cli_test("validate: --kill syntax" 2
+  "error: --kill 1:1@x: expected DP:STAGE@ITERATION[[]\\.FRACTION[]], e.g. 0:1@2.5"
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:1@x)
+cli_test("validate: --kill of a worker outside the layout" 2
+  "error: --kill 2:0@1: worker 2:0 is outside the layout [(]dp 0..1, stage 0..1[)]"
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 2:0@1)
+cli_test("validate: --kill of an iteration that is not run" 2
+  "error: --kill 1:0@4: iteration 4 is not run [(]--iterations 4 runs 0..3[)]"
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:0@4)
+cli_test("validate: --kill of a worker that has already failed" 2
+  "error: --kill 1:0@1: worker 1:0 has already failed"
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 1:0 --kill 1:0@1)
+cli_test("validate: --kill that leaves a stage without a live replica" 2
+  "error: --kill 1:0@2: after it .*stage 0.*: ReCycle cannot go on without a restart"
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 0:0 --kill 1:0@2)
+cli_test("validate: kills out of order" 2
+  "error: --kill 0:0@1: kills must come in the order they strike: this one is in iteration 1, before the previous kill.s 2"
+  validate --schedule 1f1b --pp 2 --dp 3 --microbatches 4 --kill 1:0@2 --kill 0:0@1 --check-equivalence --width 32 --microbatch-size 4)
+
+# --chrome-trace: the measured timeline in simulate's format, with the kill's marks and the
+# dropped work in its own category; the forwards that count are 3 iterations x DP 2 x 4
+# micro-batches x 2 stages.
+cli_shell_test("validate --chrome-trace writes the measured timeline" 0 "trace ok"
+  "${P} validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:1@1.5 --check-equivalence --width 32 --microbatch-size 4 --iterations 3 --repetitions 3 --chrome-trace ${OUT}/validate_trace.json > /dev/null && python3 -c \"import json; e=json.load(open('${OUT}/validate_trace.json'))['traceEvents']; n={x['name'] for x in e if x['ph'] == 'i'}; assert n == {'killed','found silent','survivors resume'}, n; x=[x for x in e if x['ph'] == 'X']; assert all(y['dur'] >= 0 for y in x); assert any(y['cat'] == 'dropped' for y in x); assert sum(1 for y in x if y['cat'] == 'F') == 3 * 2 * 4 * 2, 'each of 3 x 2 x 4 micro-batches forward once on each of 2 stages'; print('trace ok')\"")
+
+# recycle profile measure: the cpu backend's costs as a profile the simulator reads.
+cli_shell_test("profile measure writes a profile simulate reads" 0 "iteration time"
+  "${P} profile measure --pp 2 --width 32 --microbatch-size 4 --repetitions 3 -o ${OUT}/measured_profile.json && ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${OUT}/measured_profile.json")
+cli_test("profile measure: the cuda backend is not built yet" 2
+  "error: --backend: 'cuda': this build measures the cpu backend only"
+  profile measure --backend cuda --pp 2)
+cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
+  profile measure --pp 0)

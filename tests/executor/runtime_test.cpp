@@ -13,49 +13,14 @@
 #include "executor/runtime.hpp"
 #include "planner/generators.hpp"
 #include "planner/recycle_planner.hpp"
+#include "tests/executor/reference.hpp"
 
 using namespace recycle;
 using namespace recycle::executor;
 using planner::Layout;
+using namespace recycle::executor::testing;
 
 namespace {
-
-/// The reference: every micro-batch of every pipeline through every stage in turn, gradients
-/// summed, SGD on their mean; no pipeline, no threads. Per stage: final parameters.
-std::vector<std::vector<float>> sequential(const Layout& layout, const RunConfig& config) {
-  std::vector<StageParams> stages;
-  for (std::int32_t s = 0; s < layout.pp; ++s) stages.emplace_back(config.shape, s, config.seed);
-  for (std::int32_t it = 0; it < config.iterations; ++it) {
-    for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
-      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-        std::vector<Chunk> chunks(static_cast<std::size_t>(layout.pp));
-        std::vector<float> x = synthetic_input(config.shape, config.seed, it, owner, mb);
-        for (std::int32_t s = 0; s < layout.pp; ++s)
-          x = stages[static_cast<std::size_t>(s)].forward(x, chunks[static_cast<std::size_t>(s)]);
-        std::vector<float> g;
-        StageParams::loss(x, synthetic_target(config.shape, config.seed, it, owner, mb), g);
-        for (std::int32_t s = layout.pp - 1; s >= 0; --s) {
-          const auto si = static_cast<std::size_t>(s);
-          g = stages[si].backward_input(g, chunks[si]);
-          stages[si].backward_weight(chunks[si]);
-        }
-      }
-    }
-    for (StageParams& p : stages) p.step(config.learning_rate, layout.dp * layout.microbatches);
-  }
-  std::vector<std::vector<float>> out;
-  for (const StageParams& p : stages) out.push_back(p.parameters());
-  return out;
-}
-
-double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double scale = std::max(1e-3, std::abs(static_cast<double>(b[i])));
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
-  }
-  return worst;
-}
 
 /// Checks every live worker's final parameters against the sequential reference.
 void check_against_reference(const planner::Schedule& schedule, const RunConfig& config) {
@@ -76,14 +41,6 @@ void check_against_reference(const planner::Schedule& schedule, const RunConfig&
   REQUIRE(run.loss.size() == static_cast<std::size_t>(config.iterations));
   REQUIRE(run.iteration_end_ns.size() == static_cast<std::size_t>(config.iterations));
   CHECK(std::is_sorted(run.iteration_end_ns.begin(), run.iteration_end_ns.end()));
-}
-
-RunConfig small_config() {
-  RunConfig config;
-  config.shape = {16, 2, 4};
-  config.iterations = 3;
-  config.learning_rate = 0.5;
-  return config;
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ TEST_CASE("stage gradients match finite differences") {
   }
 }
 
-TEST_CASE("replicas of a stage start from the same weights; stages differ") {
+TEST_CASE("replicas of a stage start from the same weights, stages differ") {
   const StageParams a(kShape, 1, 3), b(kShape, 1, 3), c(kShape, 2, 3);
   CHECK(a.parameters() == b.parameters());
   CHECK(a.parameters() != c.parameters());

@@ -86,7 +86,7 @@ TEST_CASE(
       InputError);
 }
 
-TEST_CASE("planning_limits: bytes capped by the limit given; without bytes the limit or default") {
+TEST_CASE("planning_limits: bytes capped by the limit given, without bytes the limit or default") {
   const Layout layout{1, 2, 4, 1};
   const CostModel m = model_of(profile({kGB, 5 * kGB / 2}, 0, kGB, 7 * kGB), layout);
   CHECK(planning_limits(m, layout, std::nullopt, 2) == std::vector<std::int32_t>{5, 2});

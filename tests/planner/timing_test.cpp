@@ -62,7 +62,7 @@ TEST_CASE("ZB-H1: makespan M(F + I + W) + (P - 1)(F + I - W) for M >= P") {
 }
 
 TEST_CASE(
-    "ZB-H2: never slower than ZB-H1 for M > P; M(F + I + W) + (P - 1)F for F = I = 2, W = 1, M >= "
+    "ZB-H2: never slower than ZB-H1 for M > P, M(F + I + W) + (P - 1)F for F = I = 2, W = 1, M >= "
     "2P") {
   for (const std::int32_t p : {1, 2, 3, 4, 8}) {
     for (const std::int32_t m : {p + 1, 2 * p, 2 * p + 1, 3 * p + 1}) {

@@ -41,7 +41,7 @@ TEST_CASE("a job names shipped specs and gives the parallel configuration") {
   CHECK(job.schedule == "zb-h1");
 }
 
-TEST_CASE("defaults: tp, pp, dp, interleave, micro-batch 1; no recompute, flash, bf16, 1f1b") {
+TEST_CASE("defaults: tp, pp, dp, interleave, micro-batch 1, no recompute, flash, bf16, 1f1b") {
   const auto job = job_of(R"({"model": "llama3-8b", "hardware": "h100-80g",
     "parallel": {"global_batch": 4}})");
   CHECK(job.parallel.tp == 1);

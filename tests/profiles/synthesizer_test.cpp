@@ -154,7 +154,7 @@ TEST_CASE("bytes: 16-bit weights and gradients, 12 bytes of Adam state, Korthika
 }
 
 TEST_CASE(
-    "layers split evenly; the remainder goes to middle stages, then the first, then the last") {
+    "layers split evenly, the remainder goes to middle stages, then the first, then the last") {
   using recycle::profiles::split_layers;
   CHECK(split_layers(30, 4) == std::vector<std::int64_t>{7, 8, 8, 7});
   CHECK(split_layers(10, 3) == std::vector<std::int64_t>{3, 4, 3});

@@ -29,7 +29,7 @@ TEST_CASE("events come out by time, and in push order at equal times") {
   CHECK(q.popped() == 5);
 }
 
-TEST_CASE("a cancelled event is never popped; cancelling twice or after the pop is harmless") {
+TEST_CASE("a cancelled event is never popped, cancelling twice or after the pop is harmless") {
   EventQueue q;
   const auto a = q.push(5, 0, 1);
   const auto b = q.push(5, 0, 2);

@@ -212,7 +212,7 @@ TEST_CASE("replay: more failures never train more samples") {
   check_identity(b);
 }
 
-TEST_CASE("replay: simulated rates; deterministic; Bamboo pays for redundancy") {
+TEST_CASE("replay: simulated rates, deterministic, Bamboo pays for redundancy") {
   // No step table: every rate comes from the planner and the simulator.
   const std::string events = "1000,3,down,x\n3000,3,up,\n4000,6,down,x\n8000,6,up,\n";
   const auto json = [&] {

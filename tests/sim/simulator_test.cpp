@@ -47,6 +47,16 @@ planner::Cluster network(BytesPerSecond bandwidth, Nanos latency, std::int32_t p
   return planner::Cluster(hw, 1, pp);
 }
 
+/// The first `n` actions of a worker's lowered list, as tokens.
+std::string tokens(const sim::SimRun& run, std::size_t worker, std::size_t n) {
+  const auto& ws = run.schedule.workers[worker];
+  std::string out;
+  for (std::size_t pc = 0; pc < n && pc < ws.actions.size(); ++pc) {
+    out += (pc ? " " : "") + planner::to_token(ws.actions[pc], ws.id.dp);
+  }
+  return out;
+}
+
 const sim::ActionRecord& record_of(const sim::SimRun& run, std::size_t worker,
                                    const std::string& token, std::int32_t iteration = 0) {
   const auto& ws = run.schedule.workers[worker];
@@ -181,12 +191,13 @@ TEST_CASE("a ring all-reduce costs 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
 }
 
 TEST_CASE(
-    "rendezvous transfers wait for the receiver; eager sends show only the first and last "
+    "rendezvous transfers wait for the receiver, eager sends show only the first and last "
     "hops") {
   // GPipe, pp 2, m 4, F = 1000 ns, B = 2000 ns (I = W = 1000), each send c ns (1 byte/ns, no
-  // latency), every worker on its own node. Lowered as torch lowers it: stage 1 posts RECV_F0 at
-  // once and RECV_Fk (k > 0) after its F(k-1), when that activation is made in the compute-only
-  // timeline; stage 0 posts RECV_Bk after its B(k-1) (RECV_B0 after F3).
+  // latency), every worker on its own node. The lowering (planner/lower.hpp) posts each RECV
+  // before the receiver's first compute that does not end before the data is made, in the run on
+  // the direct network (transfers take c and never queue); the runtime network then runs the
+  // transfers one at a time per worker, each when both sides have posted.
   const Layout layout{1, 2, 4, 1};
   const Nanos f = 1000, b = 2000;
   const auto model = [&](Bytes bytes) {
@@ -195,18 +206,21 @@ TEST_CASE(
     m.cluster = network(1e9, 0, 2, true);
     return m;
   };
-  SUBCASE("c = 500, rendezvous: each RECV is posted when the receiver's compute ends") {
-    // Transfer k of the forwards needs stage 0's SEND_Fk (posted when Fk ends, (k+1)F, and its
-    // stream is free) and stage 1's RECV_Fk (posted when F(k-1) ends on stage 1): k = 0 runs
-    // [F, F + c], stage 1's F0 [F + c, 2F + c]; then each transfer k waits for stage 1's F(k-1)
-    // to end and F(k) runs right after it: stage 1's F3 starts at F + c + 3(F + c) = 6000.
+  SUBCASE("c = 500, rendezvous: receives posted in time, the sends never wait") {
+    // Direct run: stage 0's Fk ends at (k+1)F; stage 1's Fk runs [1500 + kF, 2500 + kF], its Bk
+    // ends at 7500 + kB. So stage 1 lists RECV_F0 RECV_F1 F0 RECV_F2 F1 RECV_F3 F2 F3, and the
+    // transfer of Fk runs [(k+1)F, (k+1)F + c] as soon as stage 0 sends it: stage 1's F3 starts
+    // at 4F + c = F + c + 3F.
     const Nanos c = 500;
     const auto run = run_generator("gpipe", layout, model(c), {.iterations = 1});
-    CHECK(record_of(run, 1, "1F3").start == f + c + 3 * (f + c));
-    // Backwards: stage 1 runs B0..B3 from 7000 back to back; gradient k leaves when stage 1's Bk
-    // ends and stage 0 has posted RECV_Bk (after its B(k-1)): transfers start at 9000, 11500,
-    // 14000, 16500; stage 0's B3 runs [17000, 19000].
-    CHECK(sim::compute_metrics(run).iteration_time == 19000);
+    CHECK(tokens(run, 1, 8) == "1RECV_F0 1RECV_F1 1F0 1RECV_F2 1F1 1RECV_F3 1F2 1F3");
+    CHECK(record_of(run, 1, "1F3").start == f + c + 3 * f);
+    // Stage 0's Bk ends at 10000 + kB in the direct run: it lists RECV_B0 RECV_B1 B0 RECV_B2 B1
+    // RECV_B3 B2 B3. Gradient k leaves when stage 1's Bk ends (7500 + kB) and stage 0 has posted
+    // it (by 8000 + (k - 2)B at the latest): stage 0's Bk runs [8000 + kB, 10000 + kB], B3 ends
+    // at 16000, the eager bound (4 + 2 - 1)(F + B) + 2(2 - 1)c.
+    CHECK(sim::compute_metrics(run).iteration_time == 16000);
+    CHECK(sim::compute_metrics(run).iteration_time == (4 + 2 - 1) * (f + b) + 2 * (2 - 1) * c);
   }
   SUBCASE("c = 500, eager sends: every send overlaps the sender's next F; one hop each way") {
     // A transfer starts when its SEND is posted; the RECV completes when the data is there.
@@ -217,16 +231,18 @@ TEST_CASE(
     CHECK(sim::compute_metrics(run).iteration_time == (4 + 2 - 1) * (f + b) + 2 * (2 - 1) * c);
   }
   SUBCASE("c = 1500 > F, rendezvous: the forwards queue on stage 0's stream and stage 1 waits") {
-    // Transfer k starts at max(its predecessor's end, stage 1's F(k-1) end): [1000, 2500],
-    // [3500, 5000], [6000, 7500], [8500, 10000]; stage 1's F3 starts at 10000.
+    // Direct run: stage 1's Fk runs [2500 + kF, 3500 + kF], so it posts RECV_F0..RECV_F2 before
+    // F0 and RECV_F3 after F0. Stage 0's stream sends one at a time: [1000, 2500], [2500, 4000],
+    // [4000, 5500], [5500, 7000]; stage 1's F1 runs [4000, 5000], F2 [5500, 6500], F3 at 7000.
     const Nanos c = 1500;
     const auto run = run_generator("gpipe", layout, model(c), {.iterations = 1});
-    CHECK(run.timeline.transfers.at(3).start == 8500);
-    CHECK(record_of(run, 1, "1F3").start == 10000);
-    // Stage 1's Bs run [11000, 19000]; the gradients leave at 13000, 16500, 20000, 23500 (each
-    // after stage 0's previous B, which waits for the previous gradient): stage 0's B3 ends at
-    // 23500 + c + b = 27000.
-    CHECK(sim::compute_metrics(run).iteration_time == 27000);
+    CHECK(run.timeline.transfers.at(3).start == 5500);
+    CHECK(record_of(run, 1, "1F3").start == 7000);
+    // Stage 1's Bs run [8000, 16000]. In the direct run stage 1's Bk ends at 8500 + kB and stage
+    // 0's Bk at 12000 + kB, so stage 0 lists RECV_B0 RECV_B1 B0 RECV_B2 B1 RECV_B3 B2 B3. The
+    // gradients run [10000, 11500], [12000, 13500], [14000, 15500], [16000, 17500] (each when
+    // stage 1's B ends; stage 0 has posted by then); stage 0's B3 runs [17500, 19500].
+    CHECK(sim::compute_metrics(run).iteration_time == 19500);
   }
 }
 

@@ -32,7 +32,7 @@ StudyOptions small_study() {
 
 }  // namespace
 
-TEST_CASE("study: one row per point, seed and policy; the last axis moves fastest") {
+TEST_CASE("study: one row per point, seed and policy: the last axis moves fastest") {
   const std::string csv = recycle::sim::run_study(small_study());
   // 3 x 2 points x 2 seeds x 2 policies = 24 rows, after the comment and the header.
   CHECK(std::count(csv.begin(), csv.end(), '\n') == 2 + 24);

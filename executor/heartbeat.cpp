@@ -1,0 +1,56 @@
+#include "executor/heartbeat.hpp"
+
+namespace recycle::executor {
+
+Heartbeats::Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed)
+    : config_(config), on_failed_(std::move(on_failed)), last_beat_(workers), beating_(workers) {
+  const Clock::rep now = Clock::now().time_since_epoch().count();
+  for (std::size_t w = 0; w < workers; ++w) {
+    last_beat_[w] = now;
+    beating_[w] = true;
+  }
+  threads_.reserve(workers + 1);
+  for (std::size_t w = 0; w < workers; ++w) threads_.emplace_back([this, w] { beat(w); });
+  threads_.emplace_back([this] { monitor(); });
+}
+
+Heartbeats::~Heartbeats() {
+  {
+    const std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  for (std::thread& t : threads_) t.join();
+}
+
+void Heartbeats::stop_beating(std::size_t worker) {
+  beating_[worker] = false;
+}
+
+bool Heartbeats::wait_period() {
+  std::unique_lock lock(mutex_);
+  return !cv_.wait_for(lock, config_.period, [this] { return stopping_; });
+}
+
+void Heartbeats::beat(std::size_t worker) {
+  do {
+    if (!beating_[worker]) return;
+    last_beat_[worker] = Clock::now().time_since_epoch().count();
+  } while (wait_period());
+}
+
+void Heartbeats::monitor() {
+  const Clock::duration timeout = config_.period * config_.missed;
+  while (wait_period()) {
+    const Clock::time_point now = Clock::now();
+    for (std::size_t w = 0; w < last_beat_.size(); ++w) {
+      const Clock::time_point last(Clock::duration(last_beat_[w].load()));
+      if (now - last > timeout) {
+        on_failed_(w, last, now);
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace recycle::executor

@@ -38,7 +38,25 @@ void write_text_file(const std::string& path, const std::string& content) {
     std::cout.flush();
     return;
   }
-  const std::string tmp = path + ".tmp-recycle";
+  std::error_code ec;
+  // A device, FIFO or socket (/dev/null, /dev/stdout, a pipe) is written through: renaming a file
+  // over it would replace it. A symbolic link is followed, so the file it names is replaced.
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status) &&
+      !std::filesystem::is_directory(status)) {
+    std::ofstream out(path, std::ios::binary);
+    if (!out) throw InputError(path, "cannot open for writing");
+    out << content;
+    out.flush();
+    if (!out) throw InputError(path, "write failed");
+    return;
+  }
+  std::string target = path;
+  if (std::filesystem::is_symlink(std::filesystem::symlink_status(path, ec))) {
+    const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
+    if (!ec) target = resolved.string();
+  }
+  const std::string tmp = target + ".tmp-recycle";
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path, "cannot open for writing");
@@ -49,8 +67,7 @@ void write_text_file(const std::string& path, const std::string& content) {
       throw InputError(path, "write failed");
     }
   }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
+  std::filesystem::rename(tmp, target, ec);
   if (ec) {
     std::remove(tmp.c_str());
     throw InputError(path, "cannot write: " + ec.message());
@@ -69,6 +86,8 @@ void check_writable(const std::string& path, const std::string& flag) {
     throw InputError(flag,
                      path + ": cannot open for writing (no directory " + parent.string() + ")");
   }
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(flag, path + ": cannot open for writing (a directory)");
 }
 
 }  // namespace recycle

@@ -44,6 +44,18 @@ nlohmann::json parse_json(const std::string& text, const std::string& source) {
     const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;
     const std::string problem = text.empty() ? "empty file, expected JSON" : "malformed JSON";
     throw InputError(source + ":" + line_column(text, byte), problem);
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number past double's range (406: "number overflow parsing '1e999'"): no position is
+    // given, so point at the first occurrence of the number's text.
+    const std::string what = e.what();
+    const std::size_t open = what.find('\''), close = what.rfind('\'');
+    const std::string number =
+        open != std::string::npos && close > open ? what.substr(open + 1, close - open - 1) : "";
+    const std::size_t at = number.empty() ? std::string::npos : text.find(number);
+    const std::string where =
+        at == std::string::npos ? source : source + ":" + line_column(text, at);
+    throw InputError(where, number.empty() ? std::string("a number out of range")
+                                           : "number '" + number + "' is out of range");
   }
 }
 

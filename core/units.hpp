@@ -14,9 +14,18 @@ using Seconds = double;         /// a duration read from or written to a user-fa
 
 inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
 
-/// Rounds to the nearest nanosecond; the one place seconds become simulated time.
+/// The latest simulated time (2^61 ns, about 73 years): every duration is at most this, and a
+/// schedule whose timing reaches it is refused (planner/execution_graph.hpp), so sums of two
+/// such times never overflow Nanos.
+inline constexpr Nanos kMaxClock = Nanos{1} << 61;
+
+/// Rounds to the nearest nanosecond, saturating at +-kMaxClock; the one place seconds become
+/// simulated time.
 [[nodiscard]] inline Nanos to_nanos(Seconds s) noexcept {
-  return static_cast<Nanos>(std::llround(s * static_cast<double>(kNanosPerSecond)));
+  const double ns = s * static_cast<double>(kNanosPerSecond);
+  if (ns >= static_cast<double>(kMaxClock)) return kMaxClock;
+  if (ns <= -static_cast<double>(kMaxClock)) return -kMaxClock;
+  return static_cast<Nanos>(std::llround(ns));
 }
 
 [[nodiscard]] inline constexpr Seconds to_seconds(Nanos ns) noexcept {

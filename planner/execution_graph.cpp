@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 #include "planner/dependency_graph.hpp"
 #include "planner/semantics.hpp"
@@ -122,6 +124,7 @@ template <typename Durations>
 void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
                            const GraphOptions& options, const std::string& source) {
   schedule_ = &schedule;
+  source_ = source;
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.pp * layout.interleave - 1;
   const bool runtime = options.network == Network::kRuntime;
@@ -402,7 +405,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
                                                 : numbered++);
     number[static_cast<std::size_t>(p)] = static_cast<std::int32_t>(k);
     kind_[k] = kind;
-    duration_[k] = duration;
+    duration_[k] = std::min(duration, kMaxClock);
     position_[k] = position;
     transfer_index_[k] = transfer;
     for (const Pred& pred : preds) {
@@ -416,7 +419,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
         delays = true;
         delay_.assign(pred_.size() - 1, 0);
       }
-      if (delays) delay_.push_back(pred.delay);
+      if (delays) delay_.push_back(std::min(pred.delay, kMaxClock));
     }
     first_edge_[k + 1] = static_cast<std::int32_t>(pred_.size());
   };
@@ -692,8 +695,9 @@ inline void time_node(std::size_t node, const std::int32_t* first_edge, const st
       why = k;
     }
   }
+  // Ends and durations are at most kMaxClock and delays too, so at + duration fits in Nanos.
   start[node] = at;
-  end[node] = at + duration[node];
+  end[node] = std::min(at + duration[node], kMaxClock);
   if (cause != nullptr) cause[node] = why;
 }
 
@@ -716,6 +720,7 @@ void ExecutionGraph::sweep(std::span<const Nanos> previous_end, std::span<Nanos>
                       previous, start.data(), end.data(), why);
     }
   }
+  check_clock(end);
 }
 
 void ExecutionGraph::sweep(std::span<const std::int32_t> order, std::span<const Nanos> previous_end,
@@ -731,6 +736,22 @@ void ExecutionGraph::sweep(std::span<const std::int32_t> order, std::span<const 
       time_node<true>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(),
                       delay_.data(), duration_.data(), previous, start.data(), end.data(), why);
     }
+  }
+  check_clock(end);
+}
+
+void refuse_clock(const std::string& source) {
+  throw InputError(source, fmt::format("the schedule's timing passes {:.0f} years of simulated "
+                                       "time, the most this tool represents: lower the costs "
+                                       "(--costs, --profile, --job), --microbatches or "
+                                       "--iterations",
+                                       to_seconds(kMaxClock) / (365.25 * 86400)));
+}
+
+void ExecutionGraph::check_clock(std::span<const Nanos> end) const {
+  for (std::int32_t w = 0; w < workers(); ++w) {
+    if (end[static_cast<std::size_t>(node(w, list_size(w) - 1))] >= kMaxClock)
+      refuse_clock(source_);
   }
 }
 

@@ -61,6 +61,10 @@ struct GraphOptions {
 /// the network, so their duration here is ignored).
 using ActionDuration = std::function<Nanos(WorkerId, const Action&)>;
 
+/// Throws the InputError of a schedule whose times reach kMaxClock (core/units.hpp), naming
+/// `source`: one message for every walker that times schedules.
+[[noreturn]] void refuse_clock(const std::string& source);
+
 class ExecutionGraph {
  public:
   enum class NodeKind : std::uint8_t { kAction, kTransfer, kCollective, kBarrier };
@@ -196,7 +200,9 @@ class ExecutionGraph {
   /// Times one iteration, nodes in increasing number (a topological order): start[n] = max over
   /// edges of (end of `from`, in `previous_end` for distance 1 or nothing when there is no
   /// previous iteration) + delay, end[n] = start[n] + duration. `cause[n]`, when given, is the
-  /// edge index that set the start (the first such), -1 when none did. Needs ordered().
+  /// edge index that set the start (the first such), -1 when none did. Needs ordered(). Ends stop
+  /// at kMaxClock (core/units.hpp); a sweep that reaches it throws InputError naming the source:
+  /// the schedule's times are too long to represent.
   void sweep(std::span<const Nanos> previous_end, std::span<Nanos> start, std::span<Nanos> end,
              std::span<std::int32_t> cause = {}) const;
   /// The same, walking the nodes in `order` (a topological_order()).
@@ -210,8 +216,12 @@ class ExecutionGraph {
   template <typename Durations>
   void build(const Schedule& schedule, const Durations& durations, const GraphOptions& options,
              const std::string& source);
+  /// Throws InputError naming the source when a sweep reached kMaxClock (core/units.hpp): every
+  /// node is an ancestor of some worker's last node, so checking those finds it.
+  void check_clock(std::span<const Nanos> end) const;
 
   const Schedule* schedule_ = nullptr;
+  std::string source_;
   std::vector<NodeKind> kind_;
   std::vector<Nanos> duration_;
   std::vector<std::int32_t> first_edge_;  // CSR over nodes, size nodes + 1

@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "core/error.hpp"
+#include "planner/execution_graph.hpp"
 #include "planner/semantics.hpp"
 
 namespace recycle::planner {
@@ -248,6 +249,7 @@ class Scheduler {
 
   /// Inserts by (ready, rank), from the back.
   void push_ready(Slice& q, const Ready& r) {
+    if (r.ready >= kMaxClock) refuse_clock("schedule");  // a transfer past the clock's end
     std::size_t i = q.tail++;
     while (i > q.head && before(r, ready_[i - 1])) {
       ready_[i] = ready_[i - 1];
@@ -328,6 +330,8 @@ class Scheduler {
       }
     }
     const Nanos end = start_of(key) + duration;
+    // Every time here stays below kMaxClock, so a candidate's key (start x 4) fits in 63 bits.
+    if (end >= kMaxClock) refuse_clock("schedule");
     x.free_at = end;
     makespan_ = std::max(makespan_, end);
     x.remaining -= type == ActionType::kBackward ? 2 : 1;

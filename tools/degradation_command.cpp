@@ -103,6 +103,7 @@ int run_degradation(const DegradationOptions& o) {
     }
   }
   const Nanos fault_free = rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
+  o.layout.require_time(fault_free);
 
   std::string out;
   if (o.json) {

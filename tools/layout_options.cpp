@@ -56,6 +56,13 @@ std::string LayoutOptions::cost_source() const {
   return profile.empty() ? "--costs" : "--profile";
 }
 
+void LayoutOptions::require_time(Nanos iteration_time) const {
+  if (iteration_time > 0) return;
+  throw InputError(
+      cost_source(),
+      "every action takes no time, so an iteration takes none and throughput is undefined");
+}
+
 void LayoutOptions::add_network_to(CLI::App& app) {
   app.add_option("--network", network,
                  "How transfers run: runtime (each worker's SEND/RECV in list order on one "

@@ -49,6 +49,9 @@ struct LayoutOptions {
   [[nodiscard]] const profiles::Job* loaded_job() const;
   /// The flag that gave the costs: --job, --profile or --costs.
   [[nodiscard]] std::string cost_source() const;
+  /// Refuses an iteration that takes no time (every cost zero): its throughput and every ratio to
+  /// it are undefined. Names cost_source().
+  void require_time(Nanos iteration_time) const;
   /// What the planners and the simulator charge: the profile's costs, bytes and network, or the
   /// --costs times on a free network.
   [[nodiscard]] planner::CostModel model_for(const planner::Layout& layout) const;

@@ -25,6 +25,24 @@ int print_error(const std::string& message) {
   return kExitBadInput;
 }
 
+/// Rules every subcommand follows, set once here rather than per option: the global flags (-q,
+/// -v) are accepted after a subcommand too, as users type them; and no option that takes a value
+/// accepts an empty one (`--costs ''` is a mistake, not the default).
+void apply_common_rules(CLI::App& app) {
+  const CLI::Validator non_empty(
+      [](const std::string& value) {
+        return value.empty() ? std::string("expected a value, got an empty string") : std::string();
+      },
+      "", "non-empty");
+  for (CLI::Option* option : app.get_options()) {
+    if (option->get_type_size() != 0) option->check(non_empty);
+  }
+  for (CLI::App* sub : app.get_subcommands({})) {
+    sub->fallthrough();
+    apply_common_rules(*sub);
+  }
+}
+
 }  // namespace
 }  // namespace recycle::tools
 
@@ -55,6 +73,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_replay_command(app));
   commands.push_back(add_study_command(app));
   commands.push_back(add_validate_command(app));
+  apply_common_rules(app);
 
   try {
     app.parse(argc, argv);

@@ -132,7 +132,14 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
       "recycle: the optimal plan for these routes, a MILP solved with CBC (small layouts)");
   app.add_option("--time-limit", time_limit_s,
                  "--exact: seconds before the best plan so far is taken (default 60)")
-      ->check(CLI::Range(0.0, 1e6));
+      ->check(CLI::Range(0.0, 1e6))
+      ->check(CLI::Validator(
+          [](const std::string& text) {
+            return text.find_first_not_of("0123456789.eE+-") == std::string::npos
+                       ? std::string()
+                       : "expected a number of seconds, got '" + text + "'";
+          },
+          "", "finite"));
   return option;
 }
 

@@ -94,11 +94,7 @@ int run_simulate(const SimulateOptions& o) {
   const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
   const sim::Metrics metrics =
       sim::compute_metrics(run, job ? job->parallel.microbatch_size : o.microbatch_size);
-  if (metrics.iteration_time == 0) {
-    throw InputError(
-        o.layout.cost_source(),
-        "every action takes no time, so an iteration takes none and throughput is undefined");
-  }
+  o.layout.require_time(metrics.iteration_time);
   const profiles::Synthesis* synthesis = job ? &o.layout.job_model()->synthesis : nullptr;
 
   const std::optional<std::int32_t> only =

@@ -42,7 +42,7 @@ void validate(const GeneratorOptions& options) {
                      fmt::format("must be > 0 failures per 1,000 node-days, got {}", options.rate));
   const double expected = options.rate / 1000 * static_cast<double>(options.nodes) * options.days;
   if (expected > static_cast<double>(kMaxEvents / 2)) {
-    throw InputError("--rate", fmt::format("{:.0f} failures expected, at most {} can be generated",
+    throw InputError("--rate", fmt::format("{:.4g} failures expected, at most {} can be generated",
                                            expected, kMaxEvents / 2));
   }
   if (options.burst.extra >= options.nodes && options.burst.probability > 0) {
@@ -86,6 +86,9 @@ Trace generate_trace(const GeneratorOptions& options) {
   double clock_seconds = 0;
   while (true) {
     clock_seconds += options.tbf.draw_seconds(rng, mean_gap_seconds);
+    // Compared in seconds first: a gap past the trace's end (an infinite one too, at a vanishing
+    // rate) ends it before it is rounded to a clock that cannot hold it.
+    if (!(clock_seconds <= options.days * kSecondsPerDay)) break;
     const Nanos now = round_to_ms(clock_seconds);
     if (now > duration) break;
     pool.repair_until(now, come_up);

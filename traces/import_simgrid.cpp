@@ -101,6 +101,13 @@ void unroll(const Pattern& pattern, NodeId node, std::size_t profile, Nanos hori
   const Nanos period = pattern.loop_delay && !pattern.points.empty()
                            ? pattern.points.back().date + *pattern.loop_delay
                            : 0;
+  // Every pass of the loop moves time on by one period: refuse up front what would take more
+  // passes than the trace may hold events (a period of nanoseconds over weeks).
+  if (period > 0 && horizon / period >= kMaxEvents) {
+    throw InputError("--days", "a profile repeats every " + format_seconds(period) +
+                                   " s: unrolling it up to " + format_seconds(horizon) +
+                                   " s takes more than " + std::to_string(kMaxEvents) + " periods");
+  }
   for (Nanos offset = 0;; offset += period) {
     for (const DatedState& point : pattern.points) {
       const Nanos time = offset + point.date;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include <fmt/format.h>
+
 #include "core/csv.hpp"
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -136,15 +138,49 @@ LoadedTrace read_native_csv(const std::string& path, const ImportOptions& option
   return parse_native_csv(read_text_file(path), path, options);
 }
 
+namespace {
+
+bool has_control(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+/// A node name or cause as read_native_csv reads it back: not blank, no control characters (a
+/// newline or NUL in a field is refused by the reader, so it is refused here, before writing).
+void check_field(std::string_view text, std::string_view what, bool may_be_empty) {
+  const bool blank = text.find_first_not_of(" \t") == std::string_view::npos;
+  if ((blank && !(may_be_empty && text.empty())) || has_control(text)) {
+    std::string shown;
+    for (const char c : text) {
+      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f
+                   ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
+                   : std::string(1, c);
+    }
+    throw InputError(std::string(what), "'" + shown +
+                                            "' is blank or holds a control character, so a "
+                                            "trace naming it would not read back");
+  }
+}
+
+}  // namespace
+
 std::string format_native_csv(const Trace& trace) {
   std::string out;
   out.reserve(64 + trace.events().size() * 32);
-  for (const std::string& comment : trace.comments()) out += "# " + comment + "\n";
+  for (const std::string& comment : trace.comments()) {
+    std::string line = comment;  // a comment is one line: control characters become '?'
+    for (char& c : line) {
+      if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+    }
+    out += "# " + line + "\n";
+  }
   out += "# " + std::string(kNodesKey) + ": " + std::to_string(trace.node_count()) + "\n";
   out += "# " + std::string(kDurationKey) + ": " + format_seconds(trace.duration()) + "\n";
   out += kNativeHeader;
   out += '\n';
   for (const Event& event : trace.events()) {
+    check_field(trace.node_name(event.node), "node name", false);
+    check_field(trace.cause(event.cause), "cause", true);
     out += format_seconds(event.time);
     out += ',';
     out += csv_escape(trace.node_name(event.node));
@@ -158,6 +194,12 @@ std::string format_native_csv(const Trace& trace) {
 }
 
 void write_native_csv(const Trace& trace, const std::string& path) {
+  // What this writes, read_native_csv reads back: it refuses a trace of no nodes.
+  if (trace.node_count() < 1) {
+    throw InputError(path,
+                     "the trace names no node, so it would not read back: give --nodes N "
+                     "(the nodes it was recorded on)");
+  }
   write_text_file(path, format_native_csv(trace));
 }
 

@@ -1,4 +1,8 @@
 #include <doctest/doctest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <iterator>
+#include <thread>
 
 #include <filesystem>
 #include <fstream>
@@ -37,4 +41,32 @@ TEST_CASE("write_text_file into a missing directory fails cleanly and leaves not
   const std::string path = "/nonexistent-dir-recycle/out.json";
   CHECK_THROWS_AS(recycle::write_text_file(path, "x"), recycle::InputError);
   CHECK_FALSE(fs::exists(path));
+}
+
+TEST_CASE("write_text_file follows a symbolic link and writes through a FIFO") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("recycle_file_io_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  SUBCASE("a link to a file: the file is replaced, the link stays a link") {
+    const auto target = dir / "target.txt", link = dir / "link.txt";
+    recycle::write_text_file(target.string(), "old\n");
+    std::filesystem::create_symlink(target, link);
+    recycle::write_text_file(link.string(), "new\n");
+    CHECK(std::filesystem::is_symlink(std::filesystem::symlink_status(link)));
+    CHECK(recycle::read_text_file(target.string()) == "new\n");
+  }
+  SUBCASE("a FIFO stays a FIFO and its reader gets the content") {
+    const auto fifo = dir / "fifo";
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    std::string got;
+    std::thread reader([&] {
+      std::ifstream in(fifo);
+      got.assign(std::istreambuf_iterator<char>(in), {});
+    });
+    recycle::write_text_file(fifo.string(), "through\n");
+    reader.join();
+    CHECK(got == "through\n");
+    CHECK(std::filesystem::is_fifo(fifo));
+  }
+  std::filesystem::remove_all(dir);
 }

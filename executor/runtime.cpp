@@ -14,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "executor/channels.hpp"
+#include "executor/footprint.hpp"
 #include "executor/heartbeat.hpp"
 #include "planner/lower.hpp"
 #include "planner/validator.hpp"
@@ -349,14 +350,7 @@ class Worker {
 /// The schedule as the runtime runs it: lowered, checked; errors name `what`.
 planner::Schedule checked(const planner::Schedule& schedule, const std::string& what) {
   planner::Schedule lowered = schedule.is_lowered() ? schedule : planner::lower(schedule);
-  const std::vector<planner::Violation> violations = planner::validate(lowered);
-  if (!violations.empty()) {
-    throw InputError(what,
-                     violations.front().message +
-                         (violations.size() > 1
-                              ? " (and " + std::to_string(violations.size() - 1) + " more problems)"
-                              : ""));
-  }
+  planner::require_valid(lowered, what);
   return lowered;
 }
 
@@ -549,6 +543,8 @@ std::int32_t run_segment(RunState& run, const planner::Schedule& schedule, std::
 RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
   if (config.iterations < 1) throw InputError("--iterations", "must be at least 1");
   const std::vector<planner::Schedule> plans = checked_plans(schedule, config);
+  for (const planner::Schedule& plan : plans)
+    require_run_fits(plan, config.shape, config.iterations);
   const planner::Layout& layout = plans.front().layout;
   openblas_set_num_threads(1);  // one BLAS thread per worker thread
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <memory>
 #include <numeric>
@@ -12,6 +13,7 @@
 #include <tuple>
 #include <utility>
 
+#include "core/deadline.hpp"
 #include "core/error.hpp"
 #include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
@@ -717,7 +719,13 @@ struct CbcOutcome {
   double bound = 0;  ///< best possible objective
 };
 
-CbcOutcome run_cbc(const LpBuilder& lp, bool mip_start, Seconds seconds, double allowable_gap) {
+using Clock = std::chrono::steady_clock;
+
+Seconds left(Clock::time_point deadline) {
+  return std::chrono::duration<Seconds>(deadline - Clock::now()).count();
+}
+
+CbcOutcome solve_cbc(const LpBuilder& lp, bool mip_start, Seconds seconds, double allowable_gap) {
   const CbcModel model = lp.load(mip_start);
   Cbc_setLogLevel(model.get(), 0);
   Cbc_setParameter(model.get(), "timeMode", "elapsed");
@@ -741,10 +749,52 @@ CbcOutcome run_cbc(const LpBuilder& lp, bool mip_start, Seconds seconds, double 
   return out;
 }
 
-using Clock = std::chrono::steady_clock;
+/// The outcome as bytes, to cross from the solving process: status, objective, bound, solution.
+std::string encode(const CbcOutcome& o) {
+  std::string out;
+  const auto put = [&](const void* p, std::size_t n) {
+    out.append(static_cast<const char*>(p), n);
+  };
+  const auto status = static_cast<std::int32_t>(o.status);
+  const auto n = static_cast<std::uint64_t>(o.solution.size());
+  put(&status, sizeof status);
+  put(&o.objective, sizeof o.objective);
+  put(&o.bound, sizeof o.bound);
+  put(&n, sizeof n);
+  put(o.solution.data(), o.solution.size() * sizeof(double));
+  return out;
+}
 
-Seconds left(Clock::time_point deadline) {
-  return std::chrono::duration<Seconds>(deadline - Clock::now()).count();
+CbcOutcome decode(const std::string& bytes) {
+  CbcOutcome o;
+  std::size_t at = 0;
+  const auto get = [&](void* p, std::size_t n) {
+    RECYCLE_ASSERT(at + n <= bytes.size(), "a short answer from the solving process");
+    std::memcpy(p, bytes.data() + at, n);
+    at += n;
+  };
+  std::int32_t status = 0;
+  std::uint64_t n = 0;
+  get(&status, sizeof status);
+  get(&o.objective, sizeof o.objective);
+  get(&o.bound, sizeof o.bound);
+  get(&n, sizeof n);
+  RECYCLE_ASSERT(n <= bytes.size() / sizeof(double), "a short answer from the solving process");
+  o.solution.resize(static_cast<std::size_t>(n));
+  get(o.solution.data(), o.solution.size() * sizeof(double));
+  o.status = static_cast<CbcOutcome::Status>(status);
+  return o;
+}
+
+/// CBC stops its search at its own limit, but its first LP solve never looks at the clock: the
+/// solve runs in a child process that is killed a quarter second after the deadline, which then
+/// counts as stopped with nothing found.
+CbcOutcome run_cbc(const LpBuilder& lp, bool mip_start, Clock::time_point deadline,
+                   double allowable_gap) {
+  const auto bytes =
+      run_until([&] { return encode(solve_cbc(lp, mip_start, left(deadline), allowable_gap)); },
+                deadline + std::chrono::milliseconds(250));
+  return bytes ? decode(*bytes) : CbcOutcome{};
 }
 
 /// Whether the time-indexed model fits (asked for the largest horizon it would be built for).
@@ -766,7 +816,7 @@ void solve_time_indexed(const Problem& pr, Clock::time_point deadline, ExactResu
     const std::vector<Linear> starts = TimeIndexedModel(pr, horizon).build(lp);
     if (starts.empty()) continue;  // an empty window: no schedule ends by this horizon
     out.binaries = std::max(out.binaries, lp.integers());
-    const CbcOutcome found = run_cbc(lp, false, left(deadline), 0);
+    const CbcOutcome found = run_cbc(lp, false, deadline, 0);
     if (found.status == CbcOutcome::Status::kStopped) return;
     if (found.status == CbcOutcome::Status::kInfeasible) continue;
     out.schedule = extract(pr, starts, found.solution);
@@ -786,7 +836,7 @@ void solve_disjunctive(const Problem& pr, Clock::time_point deadline, ExactResul
   out.binaries = lp.integers();
   // With whole-unit costs every makespan is a whole number of units: a bound within one unit of
   // the incumbent proves it optimal.
-  const CbcOutcome found = run_cbc(lp, true, left(deadline), pr.integral ? 1 - kEps : 0);
+  const CbcOutcome found = run_cbc(lp, true, deadline, pr.integral ? 1 - kEps : 0);
   double bound = std::max(pr.lower_bound, found.bound);
   if (!found.solution.empty()) {
     out.schedule = extract(pr, starts, found.solution);

@@ -6,6 +6,7 @@
 #include "planner/candidates.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/memory.hpp"
+#include "planner/work_limits.hpp"
 
 namespace recycle::planner {
 
@@ -35,6 +36,7 @@ void require_layout(const Layout& layout) {
   if (layout.interleave < 1 || layout.interleave > kMaxInterleave) {
     throw InputError("--interleave", "expected 1 to " + std::to_string(kMaxInterleave) + " chunks");
   }
+  require_chunks(layout, "--dp x --pp x --interleave x --microbatches");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "planner/job_model.hpp"
 
 #include "core/error.hpp"
+#include "planner/work_limits.hpp"
 
 namespace recycle::planner {
 
@@ -27,6 +28,7 @@ JobModel job_model(const profiles::Job& job) {
   out.layout.interleave = in_range(p.interleave, kMaxInterleave, at + "interleave", "chunks");
   out.layout.microbatches = in_range(p.microbatches(), kMaxMicrobatches, at + "global_batch",
                                      "micro-batches per pipeline");
+  require_chunks(out.layout, job.source + ": parallel");
   out.model = CostModel::from_profile(out.synthesis.profile, out.layout, job.source);
   return out;
 }

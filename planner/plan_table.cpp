@@ -4,7 +4,9 @@
 #include <functional>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "planner/failures.hpp"
+#include "planner/work_limits.hpp"
 
 namespace recycle::planner {
 
@@ -40,7 +42,11 @@ std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout,
       [&](std::int32_t pipeline, std::int32_t budget, const std::vector<std::int32_t>& previous) {
         if (out.size() >= max_sets) {
           throw InputError("--max-failures", "more than " + std::to_string(max_sets) +
-                                                 " canonical failure sets; give a smaller bound");
+                                                 " canonical failure sets to plan (each about " +
+                                                 std::to_string(plan_work(layout)) +
+                                                 " chunks of work; the limit is " +
+                                                 std::to_string(kMaxPlanningWork) +
+                                                 " in all); give a smaller bound");
         }
         out.push_back(current);
         if (pipeline >= layout.dp || budget == 0) return;
@@ -68,8 +74,7 @@ std::vector<std::vector<WorkerId>> canonical_failure_sets(const Layout& layout,
   return out;
 }
 
-PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures,
-                           std::size_t max_sets) {
+PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures) {
   if (!base.model.cluster.pipelines_interchangeable()) {
     throw InputError("--profile",
                      "a plan table stores one plan per failure set up to relabelling the "
@@ -83,11 +88,19 @@ PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures
   table.layout = base.layout;
   table.max_failures = max_failures;
   table.memory_limit = base.memory_limit.value_or(base.layout.pp);
-  for (const auto& failed : canonical_failure_sets(base.layout, max_failures, max_sets)) {
+  // Counted before any is planned: the sets stop at the most plans the work limit allows.
+  const std::int64_t max_sets = max_plans(base.layout);
+  const auto sets =
+      canonical_failure_sets(base.layout, max_failures, static_cast<std::size_t>(max_sets));
+  require_planning_work(static_cast<std::int64_t>(sets.size()), base.layout, "--max-failures",
+                        "the plan table");
+  auto plans = parallel_map(sets.size(), [&](std::size_t i) {
     RecycleOptions options = base;
-    options.failed = failed;
-    table.plans.emplace(canonicalize(failed, base.layout).key, plan_recycle(options));
-  }
+    options.failed = sets[i];
+    return plan_recycle(options);
+  });
+  for (std::size_t i = 0; i < sets.size(); ++i)
+    table.plans.emplace(canonicalize(sets[i], base.layout).key, std::move(plans[i]));
   return table;
 }
 

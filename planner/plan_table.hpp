@@ -28,8 +28,10 @@ struct PlanTable {
                                                                         std::int32_t max_failures,
                                                                         std::size_t max_sets);
 
-[[nodiscard]] PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures,
-                                         std::size_t max_sets);
+/// Plans every canonical failure set of up to `max_failures` workers, on the process's cores;
+/// refuses with InputError naming --max-failures, before planning any, a table whose planning
+/// work passes kMaxPlanningWork (planner/work_limits.hpp).
+[[nodiscard]] PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures);
 
 /// The plan for `failed` (original labels), or nullopt if the table does not hold its canonical
 /// form.

@@ -5,6 +5,7 @@
 #include "core/json.hpp"
 #include "planner/failures.hpp"
 #include "planner/schedule_io.hpp"
+#include "planner/validator.hpp"
 
 namespace recycle::planner {
 
@@ -58,7 +59,14 @@ PlanTable plan_table_from_json(const std::string& text, const std::string& sourc
     if (canonicalize(plan.schedule.failed, table.layout).key != key) {
       item.at("failed").fail("does not match the schedule's failed workers in canonical form");
     }
-    table.plans.emplace(key, std::move(plan));
+    // Trusted no more than any schedule file: valid in its own labels, under the table's limit.
+    ValidationOptions validation;
+    validation.memory_limit = table.memory_limit;
+    if (const std::string problem = summarize(validate(plan.schedule, validation));
+        !problem.empty())
+      item.at("schedule").fail(problem);
+    if (!table.plans.emplace(key, std::move(plan)).second)
+      item.at("failed").fail("a second plan for the same failure set");
   }
   return table;
 }

@@ -11,14 +11,11 @@
 #include "planner/dependency_graph.hpp"
 #include "planner/execution_graph.hpp"
 #include "planner/semantics.hpp"
+#include "planner/work_limits.hpp"
 
 namespace recycle::planner {
 
 namespace {
-
-// Layouts with more (pipeline, virtual stage, micro-batch) chunks than this are refused: the
-// coverage check walks every chunk. 128 times the largest layout of DESIGN.md.
-constexpr std::int64_t kMaxValidatedChunks = std::int64_t{1} << 24;
 
 constexpr ChunkAction kF = ChunkAction::kF;
 constexpr ChunkAction kI = ChunkAction::kI;
@@ -192,13 +189,11 @@ bool Checker::check_layout() {
   range("microbatches", layout_.microbatches, kMaxMicrobatches);
   range("interleave", layout_.interleave, kMaxInterleave);
   if (reported(Rule::kLayout)) return false;
-  const std::int64_t chunks =
-      std::int64_t{layout_.dp} * layout_.virtual_stages() * layout_.microbatches;
-  if (chunks > kMaxValidatedChunks) {
+  if (const std::int64_t n = chunks(layout_); n > kMaxChunks) {
     on(Rule::kLayout, std::nullopt,
-       "layout: dp x pp x interleave x microbatches = " + num(chunks) +
-           " (pipeline, virtual stage, micro-batch) chunks, more than the validator handles (" +
-           num(kMaxValidatedChunks) + ")");
+       "layout: dp x pp x interleave x microbatches = " + num(n) +
+           " (pipeline, virtual stage, micro-batch) chunks, more than one schedule may hold (" +
+           num(kMaxChunks) + ")");
     return false;
   }
   return true;
@@ -672,6 +667,19 @@ void Checker::check_memory(std::int32_t limit) {
 }
 
 }  // namespace
+
+std::string summarize(const std::vector<Violation>& violations) {
+  if (violations.empty()) return "";
+  std::string out = "invalid schedule: " + violations.front().message;
+  if (violations.size() > 1) out += " (and " + num(std::ssize(violations) - 1) + " more)";
+  return out;
+}
+
+void require_valid(const Schedule& schedule, const std::string& where,
+                   const ValidationOptions& options) {
+  const std::string problem = summarize(validate(schedule, options));
+  if (!problem.empty()) throw InputError(where, problem);
+}
 
 std::string_view rule_name(Rule rule) noexcept {
   switch (rule) {

@@ -49,6 +49,15 @@ struct ValidationOptions {
 [[nodiscard]] std::vector<Violation> validate(const Schedule& schedule,
                                               const ValidationOptions& options = {});
 
+/// "invalid schedule: FIRST VIOLATION (and N more)", or "" when there are none: how a schedule
+/// refused on entry is described, whatever it came from.
+[[nodiscard]] std::string summarize(const std::vector<Violation>& violations);
+
+/// Every schedule that enters from outside (a file, a CSV, a plan table) passes here: throws
+/// InputError(where, summarize(...)) unless it is valid.
+void require_valid(const Schedule& schedule, const std::string& where,
+                   const ValidationOptions& options = {});
+
 /// Peak number of (virtual stage, micro-batch) pairs whose activations each worker holds at once
 /// (+1 at F, -1 at W or B), parallel to Schedule::workers. Divide by interleave for micro-batches.
 [[nodiscard]] std::vector<std::int32_t> peak_inflight_chunks(const Schedule& schedule);

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/work_limits.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tools/command.hpp"
@@ -26,6 +27,7 @@ struct DegradationOptions {
   LayoutOptions layout;
   std::int32_t stage = -1;  ///< the stage for the one-stage pattern; default pp / 2
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
+  std::optional<std::int32_t> max_failures;  ///< the last row's failures; default dp - 1
   bool json = false;
   std::string output = "-";
 };
@@ -59,6 +61,18 @@ int run_degradation(const DegradationOptions& o) {
   const std::int32_t stage = o.stage < 0 ? layout.pp / 2 : o.stage;
   if (stage >= layout.pp)
     throw InputError("--stage", "expected a stage below --pp (" + std::to_string(layout.pp) + ")");
+  const std::int32_t max_failures = o.max_failures.value_or(layout.dp - 1);
+  if (max_failures >= layout.dp) {
+    throw InputError("--max-failures",
+                     "expected at most dp - 1 = " + std::to_string(layout.dp - 1) +
+                         " (more would leave a stage no live worker)");
+  }
+  // Each row plans ReCycle twice (staggered, barrier) and the naive re-route, and runs all three.
+  const std::int64_t fits = (planner::max_plans(layout) / 3 - 1) / 2;
+  planner::require_planning_work(
+      3 * (2 * std::int64_t{max_failures} + 1), layout, "--max-failures",
+      fmt::format("{} rows up to {} failures", 2 * max_failures + 1, max_failures),
+      fits >= 0 ? fmt::format("give --max-failures {} or less", fits) : "a smaller layout");
   const planner::CostModel model = o.layout.model_for(layout);
   const planner::Costs& costs = model.compute;
   const auto iteration = [&](planner::Schedule schedule) {
@@ -78,7 +92,7 @@ int run_degradation(const DegradationOptions& o) {
 
   std::vector<Row> rows;
   for (const std::string kind : {"one stage", "spread"}) {
-    for (std::int32_t k = 0; k < layout.dp; ++k) {
+    for (std::int32_t k = 0; k <= max_failures; ++k) {
       if (kind == "spread" && k == 0) continue;
       planner::RecycleOptions options;
       options.layout = layout;
@@ -158,6 +172,9 @@ Command add_degradation_command(CLI::App& app) {
   sub->add_option("--memory-limit", o->memory_limit,
                   "Most micro-batches of activations a ReCycle worker may hold (default pp)")
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
+  sub->add_option("--max-failures", o->max_failures,
+                  "Rows up to K failed workers (default dp - 1, every row)")
+      ->check(CLI::Range(0, planner::kMaxDp - 1));
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
   sub->footer(examples({
@@ -165,6 +182,7 @@ Command add_degradation_command(CLI::App& app) {
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --memory-limit 16",
       "recycle degradation --pp 4 --dp 4 --microbatches 8 --profile profile.json --json",
       "recycle degradation --job job.json",
+      "recycle degradation --pp 16 --dp 256 --microbatches 32 --costs 1,1,1 --max-failures 8",
   }));
   return {sub, [o] { return run_degradation(*o); }};
 }

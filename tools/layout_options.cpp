@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "planner/profile_costs.hpp"
+#include "planner/work_limits.hpp"
 
 namespace recycle::tools {
 
@@ -82,7 +83,9 @@ planner::Layout LayoutOptions::layout() const {
   if (const auto* jm = job_model()) return jm->layout;
   if (pp == 0) throw InputError("--pp", "required");
   if (microbatches == 0) throw InputError("--microbatches", "required");
-  return planner::Layout{dp, pp, microbatches, interleave};
+  const planner::Layout out{dp, pp, microbatches, interleave};
+  planner::require_chunks(out, "--dp x --pp x --interleave x --microbatches");
+  return out;
 }
 
 std::optional<profiles::Profile> LayoutOptions::load_profile() const {

@@ -7,6 +7,7 @@
 
 #include "core/allocator.hpp"
 #include "core/error.hpp"
+#include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "tools/command.hpp"
 
@@ -91,7 +92,12 @@ int main(int argc, char** argv) {
                                    : recycle::Verbosity::kNormal);
   try {
     for (const Command& command : commands) {
-      if (command.app->parsed()) return command.run();
+      if (!command.app->parsed()) continue;
+      // Outputs go in place only when the command ends without an error (exit 0 or 1).
+      recycle::OutputTransaction outputs;
+      const int status = command.run();
+      outputs.commit();
+      return status;
     }
   } catch (const recycle::InputError& e) {
     return print_error(e.what());

@@ -13,8 +13,6 @@ namespace recycle::tools {
 
 namespace {
 
-constexpr std::size_t kMaxPlans = 100'000;
-
 struct PlanTableOptions {
   LayoutOptions layout;
   std::int32_t max_failures = 1;
@@ -32,7 +30,7 @@ int run_plan_table(const PlanTableOptions& o) {
   base.model = o.layout.model_for(base.layout);
   base.memory_limit = o.memory_limit;
   base.staggered_optimizer = !o.no_stagger;
-  const planner::PlanTable table = planner::build_plan_table(base, o.max_failures, kMaxPlans);
+  const planner::PlanTable table = planner::build_plan_table(base, o.max_failures);
   write_text_file(o.output, planner::to_json(table));
   spdlog::info(
       "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "

@@ -38,10 +38,8 @@ struct SimulateOptions {
 
 planner::Schedule load_checked(const std::string& path) {
   planner::Schedule schedule = planner::load_schedule(path);
-  const auto violations = planner::validate(schedule);
-  if (violations.empty()) return schedule;
-  std::string problem = "invalid schedule: " + violations.front().message;
-  if (violations.size() > 1) problem += " (and " + std::to_string(violations.size() - 1) + " more)";
+  const std::string problem = planner::summarize(planner::validate(schedule));
+  if (problem.empty()) return schedule;
   throw InputError(path, problem + "; `recycle plan --check " + path + "` lists them");
 }
 

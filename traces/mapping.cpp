@@ -45,11 +45,26 @@ void copy_causes(const Trace& trace, TraceBuilder& builder) {
   }
 }
 
+/// Refuses a mapping that would make more than kMaxEvents events, before making any.
+void require_events(double events, const Trace& trace, const MapOptions& options) {
+  if (events <= static_cast<double>(kMaxEvents)) return;
+  throw InputError(
+      "--cluster",
+      fmt::format("--map {} of {} events on {} nodes onto {} nodes makes {}{:.4g} "
+                  "events; the limit is {}",
+                  to_string(options.mode), trace.events().size(), trace.node_count(), options.nodes,
+                  options.mode == MapMode::kScale ? "up to " : "", events, kMaxEvents));
+}
+
 void replay_nodes(const Trace& trace, const MapOptions& options, TraceBuilder& builder) {
   const std::vector<NodeId> source = sources(options, trace.node_count());
   std::vector<std::vector<NodeId>> targets(static_cast<std::size_t>(trace.node_count()));
   for (std::size_t j = 0; j < source.size(); ++j)
     targets[source[j]].push_back(static_cast<NodeId>(j));
+  double events = 0;
+  for (const Event& event : trace.events())
+    events += static_cast<double>(targets[event.node].size());
+  require_events(events, trace, options);
   for (const Event& event : trace.events()) {
     for (const NodeId target : targets[event.node]) {
       builder.add(event.time, target, event.kind, event.cause, "mapping", 0);
@@ -63,12 +78,15 @@ std::int64_t replay_outages(const Trace& trace, const MapOptions& options, Trace
   const double ratio = static_cast<double>(options.nodes) / static_cast<double>(trace.node_count());
   const auto whole = static_cast<std::int64_t>(std::floor(ratio));
   const double fraction = ratio - static_cast<double>(whole);
+  // Each outage is replayed at most ceil(ratio) times, each copy a down and an up.
+  const auto all = outages(trace);
+  require_events(2.0 * static_cast<double>(all.size()) * std::ceil(ratio), trace, options);
   NodePool pool(options.nodes);
   const auto come_up = [&](Nanos at, NodeId node) {
     builder.add(at, node, EventKind::kUp, 0, "mapping", 0);
   };
   std::int64_t dropped = 0;
-  for (const Outage& outage : outages(trace)) {
+  for (const Outage& outage : all) {
     pool.repair_until(outage.down, come_up);
     const std::int64_t copies = whole + (fraction > 0 && rng.uniform() < fraction ? 1 : 0);
     for (std::int64_t c = 0; c < copies; ++c) {

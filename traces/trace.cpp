@@ -88,8 +88,13 @@ std::string TraceBuilder::describe(NodeId node) const {
 
 void TraceBuilder::add(Nanos time, NodeId node, EventKind kind, CauseId cause,
                        std::string_view source, std::size_t line) {
-  RECYCLE_ASSERT(node < kMaxNodes, "node id out of range");
   RECYCLE_ASSERT(cause < trace_.causes_.size(), "cause id not made by this builder");
+  if (node >= kMaxNodes) {
+    fail(source, line, "more than " + std::to_string(kMaxNodes) + " nodes");
+  }
+  if (std::ssize(trace_.events_) >= kMaxEvents) {
+    fail(source, line, "more than " + std::to_string(kMaxEvents) + " events");
+  }
   if (time < 0 || time > kMaxTime) {
     fail(source, line, "time " + format_seconds(time) + " s is outside [0, 1e9] s");
   }

@@ -112,7 +112,9 @@ cli_shell_test("plan-table lookup beyond its bound" 2 "--plan-table: .* holds no
 cli_shell_test("plan-table for another layout" 2 "--plan-table: .* was made for another layout"
   "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t4.json; ${P} plan --schedule recycle --pp 4 --dp 3 --microbatches 4 --fail 0:1 --plan-table ${OUT}/t4.json")
 cli_test("plan-table needs -o" 2 "--output: required" plan-table --pp 4 --dp 4 --microbatches 4)
-cli_test("plan-table too many sets" 2 "--max-failures: more than 100000 canonical failure sets"
+# dp 128 x pp 16 x 4 = 8,192 chunks a plan (24,576 actions: past the order search), so 2^25 chunks
+# of work allow 2^25 / 8,192 = 4,096 plans.
+cli_test("plan-table too many sets" 2 "--max-failures: more than 4096 canonical failure sets to plan \\(each about 8192 chunks of work[;] the limit is 33554432"
   plan-table --pp 16 --dp 128 --microbatches 4 --max-failures 8 -o ${OUT}/big.json)
 
 # recycle --exact. PP 2, 1 pipeline, 2 micro-batches, F = I = W = 1 s, worked out by hand: stage 0

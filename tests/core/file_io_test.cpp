@@ -70,3 +70,37 @@ TEST_CASE("write_text_file follows a symbolic link and writes through a FIFO") {
   }
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("an output transaction puts its files in place on commit, and none if it ends without") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("recycle_transaction_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string a = (dir / "a.txt").string();
+  const std::string b = (dir / "b.txt").string();
+  {
+    recycle::OutputTransaction outputs;
+    recycle::write_text_file(a, "first\n");
+    recycle::write_text_file(b, "second\n");
+    CHECK_FALSE(fs::exists(a));  // staged, not yet in place
+    // The command fails here: the transaction ends without commit().
+  }
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 0);
+  {
+    recycle::OutputTransaction outputs;
+    recycle::write_text_file(a, "first\n");
+    recycle::write_text_file(b, "second\n");
+    recycle::write_text_file(a, "again\n");  // written twice: the last content wins
+    outputs.commit();
+  }
+  CHECK(recycle::read_text_file(a) == "again\n");
+  CHECK(recycle::read_text_file(b) == "second\n");
+  CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 2);
+  {
+    // An earlier output that existed stays as it was when a later run fails.
+    recycle::OutputTransaction outputs;
+    recycle::write_text_file(a, "replaced\n");
+  }
+  CHECK(recycle::read_text_file(a) == "again\n");
+  fs::remove_all(dir);
+}

@@ -179,7 +179,7 @@ TEST_CASE(
   CHECK(p.schedule.routes == expected);
   CHECK_MESSAGE(validate(p.schedule).empty(), describe(validate(p.schedule)));
   // Nor can a plan table hold one plan per relabelled failure set.
-  CHECK_THROWS_WITH_AS((void)build_plan_table(options, 1, 100),
+  CHECK_THROWS_WITH_AS((void)build_plan_table(options, 1),
                        "--profile: a plan table stores one plan per failure set up to relabelling "
                        "the pipelines, which needs each pipeline on whole nodes of its own: pp 2 x "
                        "tensor parallel 2 GPUs is not a multiple of the 8 GPUs per node",
@@ -259,7 +259,7 @@ TEST_CASE("plan-table lookups equal direct plans") {
   const Layout layout{3, 3, 4, 1};
   RecycleOptions base;
   base.layout = layout;
-  const PlanTable table = build_plan_table(base, 2, 10000);
+  const PlanTable table = build_plan_table(base, 2);
   for (const std::vector<WorkerId>& failed : std::vector<std::vector<WorkerId>>{
            {}, {{2, 1}}, {{0, 0}, {1, 2}}, {{1, 0}, {1, 2}}, {{2, 2}, {0, 2}}}) {
     const auto looked_up = lookup(table, failed);

@@ -1,0 +1,31 @@
+// What a run of the executor needs, estimated before it starts: threads and memory. Runs past the
+// limits are refused with the estimate (docs/cli.md, "Limits and what happens past them").
+#pragma once
+
+#include <cstdint>
+
+#include "executor/stage_math.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::executor {
+
+/// Most live workers a run takes: each is two threads (its own and its heartbeat's).
+inline constexpr std::int64_t kMaxWorkers = 1'024;
+/// Most memory a run may need, in bytes: 16 GiB.
+inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
+
+/// An upper bound on the memory a run of `schedule` takes: on every live worker, its stage's
+/// parameters, gradients and snapshot (for a kill's restore), and the activations of as many
+/// micro-batches as the worker holds at once (each layer's input, output and dz) and their
+/// messages.
+[[nodiscard]] std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape);
+
+/// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp) or of more than
+/// kMaxRunBytes (naming the workload's flags): run_bytes plus the per-iteration records, with the
+/// estimate and the limit. run_on_cpu calls it before anything runs.
+void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
+                      std::int32_t iterations);
+/// The same for timing one stage's operations (measure_stage).
+void require_measurement_fits(const StageShape& shape);
+
+}  // namespace recycle::executor

@@ -1,0 +1,44 @@
+// How much one command may plan, estimated from the layout before any work starts, so that every
+// layout the flags accept either runs on a 24 GB machine within minutes of one core or is refused
+// up front with the estimate and the limit (docs/cli.md, "Limits and what happens past them").
+//
+// The unit is the chunk: one (pipeline, virtual stage, micro-batch) of a schedule, which is one F,
+// one I and one W. Measured on the reference machine (Release build, one core): a schedule of 2^23
+// chunks (pp 64, dp 512, 256 micro-batches) takes 8.4 GB and 48 s to plan with ReCycle and lower,
+// and 9.3 GB and 29 s to simulate for two iterations; memory and time grow linearly in chunks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "planner/schedule.hpp"
+
+namespace recycle::planner {
+
+/// Most chunks in one schedule.
+inline constexpr std::int64_t kMaxChunks = std::int64_t{1} << 23;
+/// Most planning work in one command, in chunks: 4x one schedule at the limit, a few minutes.
+inline constexpr std::int64_t kMaxPlanningWork = std::int64_t{1} << 25;
+/// What one plan small enough for the order search costs at least, in chunks: the search's
+/// default budget (planner/candidates.hpp) takes about as long as planning that many chunks.
+inline constexpr std::int64_t kSearchedPlanWork = std::int64_t{1} << 15;
+
+/// dp x pp x interleave x microbatches.
+[[nodiscard]] std::int64_t chunks(const Layout& layout) noexcept;
+
+/// Refuses a layout of more than kMaxChunks chunks: InputError naming `where` (the flags, or the
+/// file that gave the layout) with the count and the limit.
+void require_chunks(const Layout& layout, const std::string& where);
+
+/// The estimated work of planning one ReCycle schedule of `layout`, in chunks.
+[[nodiscard]] std::int64_t plan_work(const Layout& layout) noexcept;
+
+/// The most plans of `layout` one command may make: kMaxPlanningWork / plan_work(layout).
+[[nodiscard]] std::int64_t max_plans(const Layout& layout) noexcept;
+
+/// Refuses `plans` plans of `layout` when there are more than max_plans(layout): InputError naming
+/// `flag` (what bounds the number of plans), saying what would be planned, the limit and `hint`.
+void require_planning_work(std::int64_t plans, const Layout& layout, const std::string& flag,
+                           const std::string& what, const std::string& hint = "");
+
+}  // namespace recycle::planner

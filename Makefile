@@ -5,7 +5,7 @@ BUILD ?= build
 SANITIZE_BUILD ?= build-sanitize
 CMAKE_FLAGS ?=
 
-.PHONY: all deps configure test test-sanitize run bench format clean
+.PHONY: all deps configure test test-sanitize fuzz run bench format clean
 
 all: configure
 	cmake --build $(BUILD) -j $(JOBS)
@@ -27,6 +27,11 @@ test-sanitize: deps
 	cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS)
 
+# One libFuzzer target per reader (tests/fuzz; clang, ASan + UBSan), each run FUZZ_SECONDS
+# (default 60); findings in build-fuzz/findings/.
+fuzz: deps
+	tools/fuzz.sh
+
 # The main job: GPT-3 175B on 1,024 A100-80GB GPUs (TP 8, PP 8, DP 16) through the first 30 days
 # of the shipped llama3-like trace (2,048 nodes, scaled to the job's 128) under every policy.
 run: deps all
@@ -42,4 +47,4 @@ format:
 	git ls-files '*.cpp' '*.hpp' '*.cu' | xargs clang-format -i
 
 clean:
-	rm -rf $(BUILD) $(SANITIZE_BUILD)
+	rm -rf $(BUILD) $(SANITIZE_BUILD) build-fuzz

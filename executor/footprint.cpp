@@ -33,7 +33,19 @@ void require_bytes(double bytes, const StageShape& shape, std::int64_t workers) 
                                workers == 1 ? "" : "s", bytes / (1 << 30), kMaxRunBytes >> 30));
 }
 
+void require_flops(double flops, const std::string& flags, const std::string& what) {
+  if (flops <= kMaxRunFlops) return;
+  throw InputError(flags, fmt::format("{} takes about {:.3g} floating-point operations; the limit "
+                                      "is {:.3g}",
+                                      what, flops, kMaxRunFlops));
+}
+
 }  // namespace
+
+double chunk_flops(const StageShape& shape) noexcept {
+  return 3 * 2 * static_cast<double>(shape.microbatch_size) * shape.width * shape.width *
+         shape.layers;
+}
 
 std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape) {
   double bytes = 0;
@@ -55,10 +67,18 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
   const double records =
       static_cast<double>(iterations) * schedule.layout.dp * schedule.layout.microbatches * 16;
   require_bytes(static_cast<double>(run_bytes(schedule, shape)) + records, shape, workers);
+  const planner::Layout& l = schedule.layout;
+  require_flops(static_cast<double>(iterations) * l.dp * l.pp * l.microbatches * chunk_flops(shape),
+                "--iterations x --width x --layers-per-stage x --microbatch-size",
+                fmt::format("{} iterations of {} micro-batches on dp {} x pp {}", iterations,
+                            l.microbatches, l.dp, l.pp));
 }
 
-void require_measurement_fits(const StageShape& shape) {
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions) {
   require_bytes(worker_bytes(shape, 1), shape, 1);
+  require_flops((repetitions + 1.0) * chunk_flops(shape),
+                "--repetitions x --width x --layers-per-stage x --microbatch-size",
+                fmt::format("timing F, I and W {} times", repetitions + 1));
 }
 
 }  // namespace recycle::executor

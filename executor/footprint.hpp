@@ -13,6 +13,13 @@ namespace recycle::executor {
 inline constexpr std::int64_t kMaxWorkers = 1'024;
 /// Most memory a run may need, in bytes: 16 GiB.
 inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
+/// Most arithmetic a run, or the timing of one stage, may do: 1e13 floating-point operations,
+/// a few minutes of the cores of a small machine.
+inline constexpr double kMaxRunFlops = 1e13;
+
+/// The floating-point operations of one micro-batch's F, I and W on one stage (each a matrix
+/// product of rows x width by width x width per layer).
+[[nodiscard]] double chunk_flops(const StageShape& shape) noexcept;
 
 /// An upper bound on the memory a run of `schedule` takes: on every live worker, its stage's
 /// parameters, gradients and snapshot (for a kill's restore), and the activations of as many
@@ -20,12 +27,13 @@ inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
 /// messages.
 [[nodiscard]] std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape);
 
-/// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp) or of more than
-/// kMaxRunBytes (naming the workload's flags): run_bytes plus the per-iteration records, with the
-/// estimate and the limit. run_on_cpu calls it before anything runs.
+/// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp), of more than
+/// kMaxRunBytes (naming the workload's flags: run_bytes plus the per-iteration records) or of more
+/// than kMaxRunFlops (naming --iterations too), with the estimate and the limit. run_on_cpu calls
+/// it before anything runs.
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
                       std::int32_t iterations);
-/// The same for timing one stage's operations (measure_stage).
-void require_measurement_fits(const StageShape& shape);
+/// The same for timing one stage's operations `repetitions` + 1 times (measure_stage).
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions);
 
 }  // namespace recycle::executor

@@ -11,6 +11,7 @@
 #include "core/file_io.hpp"
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
+#include "executor/footprint.hpp"
 #include "executor/measure.hpp"
 #include "executor/runtime.hpp"
 #include "planner/failures.hpp"
@@ -336,14 +337,22 @@ int run_validate(ValidateOptions o) {
   for (const std::string& kill : o.kills) {
     static_cast<void>(parse_kill(kill, layout, o.run.iterations));  // refused before measuring
   }
+  planner::RunOptions direct;
+  direct.network = planner::Network::kDirect;
+  {
+    // Whether the run fits is known from the schedule's shape before anything is timed.
+    const planner::CostModel unit = planner::CostModel::compute_only(
+        planner::Costs::uniform(layout.virtual_stages(), {1, 1, 1}));
+    std::string ignored;
+    if (const auto sketch = o.request.make(layout, unit, direct, ignored))
+      executor::require_run_fits(*sketch, o.run.shape, o.run.iterations);
+  }
   const std::size_t cores = usable_cores();
   const profiles::Profile measured = executor::measured_profile(
       o.run.shape, layout.pp, static_cast<std::int32_t>(cores), o.repetitions);
   const planner::CostModel model =
       planner::CostModel::from_profile(measured, layout, "the measured profile");
   const planner::Costs& costs = model.compute;
-  planner::RunOptions direct;
-  direct.network = planner::Network::kDirect;
   std::string why;
   const auto made = o.request.make(layout, model, direct, why);
   if (!made) {

@@ -32,6 +32,10 @@ def main():
         if not line or line.startswith("#"):
             continue
         codes_text, _, command = line.partition("|")
+        limit = timeout
+        if "@" in codes_text:
+            codes_text, _, seconds = codes_text.partition("@")
+            limit = float(seconds)
         codes = {int(c) for c in codes_text.split(",")}
         count += 1
         with tempfile.TemporaryDirectory() as out:
@@ -46,10 +50,10 @@ def main():
                     stdin=subprocess.DEVNULL,
                     stdout=subprocess.PIPE,
                     stderr=subprocess.PIPE,
-                    timeout=timeout,
+                    timeout=limit,
                 )
             except subprocess.TimeoutExpired:
-                failures.append(f"{where}\n  still running after {timeout:g} s")
+                failures.append(f"{where}\n  still running after {limit:g} s")
                 continue
             err = run.stderr.decode("utf-8", "replace")
             problems = []

@@ -1,0 +1,20 @@
+// Schedule JSON: read, validate, and a valid schedule lowered and validated again (the lowering
+// of a valid schedule must be valid).
+#include "planner/lower.hpp"
+#include "planner/schedule_io.hpp"
+#include "planner/validator.hpp"
+#include "tests/fuzz/fuzz.hpp"
+
+namespace {
+
+void read(const std::string& text) {
+  const recycle::planner::Schedule schedule =
+      recycle::planner::schedule_from_json(text, "fuzz.json");
+  if (!recycle::planner::validate(schedule).empty() || schedule.is_lowered()) return;
+  const auto lowered = recycle::planner::lower(schedule);
+  if (!recycle::planner::validate(lowered).empty()) __builtin_trap();
+}
+
+}  // namespace
+
+RECYCLE_FUZZ_READER(read)

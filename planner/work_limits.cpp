@@ -23,6 +23,24 @@ void require_chunks(const Layout& layout, const std::string& where) {
                   layout.dp, layout.pp, layout.interleave, layout.microbatches, n, kMaxChunks));
 }
 
+void require_simulation(const Layout& layout, std::int32_t iterations) {
+  const std::int64_t n = chunks(layout);
+  if (n * (iterations + 4) <= kMaxSimulatedChunks) return;
+  throw InputError("--iterations",
+                   fmt::format("{} iterations of {} chunks: {} chunk-iterations with the fixed "
+                               "cost of 4, past the limit of {} (about 15 GB); {} iterations fit",
+                               iterations, n, n * (iterations + 4), kMaxSimulatedChunks,
+                               std::max<std::int64_t>(0, kMaxSimulatedChunks / n - 4)));
+}
+
+void require_traced(const Layout& layout, std::int32_t iterations, const std::string& flag) {
+  const std::int64_t n = chunks(layout) * iterations;
+  if (n <= kMaxTracedChunks) return;
+  throw InputError(flag, fmt::format("{} iterations of {} chunks to draw, past the limit of {} "
+                                     "chunk-iterations; draw one with --trace-iteration N",
+                                     iterations, chunks(layout), kMaxTracedChunks));
+}
+
 std::int64_t plan_work(const Layout& layout) noexcept {
   const std::int64_t n = chunks(layout);
   return 3 * n <= kSearchActions ? std::max(n, kSearchedPlanWork) : n;

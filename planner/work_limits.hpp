@@ -23,12 +23,28 @@ inline constexpr std::int64_t kMaxPlanningWork = std::int64_t{1} << 25;
 /// default budget (planner/candidates.hpp) takes about as long as planning that many chunks.
 inline constexpr std::int64_t kSearchedPlanWork = std::int64_t{1} << 15;
 
+/// Most chunk-iterations one simulation keeps: chunks x (iterations + 4). Measured (one core):
+/// a simulation takes about 730 bytes a chunk plus 216 a chunk and iteration (pp 64 x dp 256 x
+/// 256 micro-batches: 4.9 GB for 2 iterations, 10.3 GB for 8), so the limit is about 15 GB.
+inline constexpr std::int64_t kMaxSimulatedChunks = std::int64_t{1} << 26;
+/// Most chunk-iterations drawn into a Chrome trace or an SVG (about 6 events of 100-odd bytes
+/// each).
+inline constexpr std::int64_t kMaxTracedChunks = std::int64_t{1} << 20;
+
 /// dp x pp x interleave x microbatches.
 [[nodiscard]] std::int64_t chunks(const Layout& layout) noexcept;
 
 /// Refuses a layout of more than kMaxChunks chunks: InputError naming `where` (the flags, or the
 /// file that gave the layout) with the count and the limit.
 void require_chunks(const Layout& layout, const std::string& where);
+
+/// Refuses simulating `iterations` iterations of `layout` past kMaxSimulatedChunks: InputError
+/// naming --iterations with the largest count that fits.
+void require_simulation(const Layout& layout, std::int32_t iterations);
+
+/// Refuses drawing `iterations` iterations of `layout` past kMaxTracedChunks: InputError naming
+/// `flag` (--chrome-trace, --svg), suggesting --trace-iteration.
+void require_traced(const Layout& layout, std::int32_t iterations, const std::string& flag);
 
 /// The estimated work of planning one ReCycle schedule of `layout`, in chunks.
 [[nodiscard]] std::int64_t plan_work(const Layout& layout) noexcept;

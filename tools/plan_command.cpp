@@ -58,7 +58,7 @@ int run_generate(const PlanOptions& o) {
     request.name = job->schedule;
   if (request.name.empty())
     throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
-  request.memory_source = o.layout.cost_source();
+  request.cost_source = o.layout.cost_source();
   const planner::Layout layout = o.layout.layout();
   const planner::CostModel model = o.layout.model_for(layout);
   std::string why;

@@ -90,7 +90,7 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
   options.staggered_optimizer = staggered_optimizer();
   for (const auto& c : costs.virtual_stages) {
     if (c.forward <= 0 || c.backward_input <= 0 || c.backward_weight <= 0) {
-      throw InputError("--costs", "--exact needs every F, I and W to take some time");
+      throw InputError(cost_source, "--exact needs every F, I and W to take some time");
     }
   }
   const planner::ExactResult r = planner::plan_exact(options);
@@ -177,7 +177,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     gen.run = run;
     planner::Schedule schedule = planner::generate_fault_free(name, gen);
     enforce_memory_limit(schedule, memory_limit);
-    planner::check_memory(schedule, model, memory_source);
+    planner::check_memory(schedule, model, cost_source);
     return schedule;
   }
   if (layout.interleave != 1)
@@ -207,7 +207,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
     return std::nullopt;
   }
   plan.schedule.staggered_optimizer = staggered_optimizer();
-  planner::check_memory(plan.schedule, model, memory_source);
+  planner::check_memory(plan.schedule, model, cost_source);
   return plan.schedule;
 }
 

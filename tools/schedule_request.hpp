@@ -24,7 +24,8 @@ struct ScheduleRequest {
   std::string plan_table;                    ///< recycle: look the plan up in this file
   bool exact = false;                        ///< recycle: solve the MILP with CBC
   double time_limit_s = 60;                  ///< for --exact
-  std::string memory_source = "--profile";   ///< names the costs' origin in memory errors
+  std::string cost_source =
+      "--costs";  ///< where the costs came from (--costs, --profile, a job file), for errors
 
   /// Adds the flags; returns the --schedule option.
   CLI::Option* add_to(CLI::App& app);

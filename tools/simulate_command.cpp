@@ -8,6 +8,7 @@
 #include "planner/memory.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/validator.hpp"
+#include "planner/work_limits.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/metrics.hpp"
 #include "sim/report.hpp"
@@ -57,7 +58,7 @@ int run_simulate(const SimulateOptions& o) {
                      "required: give --costs F,I,W (seconds; free network and optimizer), "
                      "--profile FILE or --job FILE");
   }
-  request.memory_source = o.layout.cost_source();
+  request.cost_source = o.layout.cost_source();
   if (o.trace_iteration && *o.trace_iteration > o.iterations) {
     throw InputError("--trace-iteration",
                      "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");
@@ -66,14 +67,23 @@ int run_simulate(const SimulateOptions& o) {
   check_writable(o.chrome_trace, "--chrome-trace");
   check_writable(o.svg, "--svg");
 
+  // What the run will keep and draw, checked before any work.
+  const auto require_fits = [&](const planner::Layout& layout) {
+    planner::require_simulation(layout, o.iterations);
+    const std::int32_t drawn = o.trace_iteration ? 1 : o.iterations;
+    if (!o.chrome_trace.empty()) planner::require_traced(layout, drawn, "--chrome-trace");
+    if (!o.svg.empty()) planner::require_traced(layout, drawn, "--svg");
+  };
   planner::Schedule schedule;
   sim::SimOptions options;
   options.iterations = o.iterations;
   if (!o.schedule_file.empty()) {
     schedule = load_checked(o.schedule_file);
+    require_fits(schedule.layout);
     options.source = o.schedule_file;
   } else {
     const planner::Layout layout = o.layout.layout();
+    require_fits(layout);
     std::string why;
     auto made = request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
     if (!made) {

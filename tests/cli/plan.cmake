@@ -126,3 +126,19 @@ cli_test("plan exact with another schedule" 2 "--exact: solves recycle plans"
   plan --schedule zb-h1 --pp 2 --microbatches 2 --exact)
 cli_test("plan exact zero-cost W" 2 "--costs: --exact needs every F, I and W to take some time"
   plan --schedule recycle --pp 2 --microbatches 2 --costs 1,1,0 --exact)
+
+# Work bounded before it starts. degradation --pp 1 --dp 65536 --microbatches 1: 65,536 chunks a
+# plan (past the order search), 2^25 / 65,536 = 512 plans, 3 a row, 2K + 1 rows: K <= 84.
+cli_test("degradation refuses more rows than the work limit and says how many fit" 2
+  "--max-failures: 131071 rows up to 65535 failures: 393213 plans .*give --max-failures 84 or less"
+  degradation --pp 1 --dp 65536 --microbatches 1)
+cli_test("degradation --max-failures stops the rows" 0 "one stage +1 .*spread +1 +[0-9]"
+  degradation --pp 2 --dp 4 --microbatches 4 --costs 1,1,1 --max-failures 1)
+cli_test("plan refuses a schedule past 2^23 chunks" 2
+  "--dp x --pp x --interleave x --microbatches: dp 65536 x pp 1024 x interleave 1 x 65536 micro-batches = 4398046511104 chunks"
+  plan --schedule 1f1b --pp 1024 --dp 65536 --microbatches 65536)
+# Plans from a table go through the validator; the error names the file and the plan.
+cli_test("plan-table plans are validated when read" 2
+  "table_order.json: plans.1..schedule: invalid schedule: worker .1,0. action 0 '0I0@0': I before its F"
+  plan --schedule recycle --pp 2 --dp 2 --microbatches 2 --fail 0:0
+  --plan-table ${CMAKE_CURRENT_LIST_DIR}/../hostile/files/table_order.json)

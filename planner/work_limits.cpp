@@ -41,6 +41,17 @@ void require_traced(const Layout& layout, std::int32_t iterations, const std::st
                                      iterations, chunks(layout), kMaxTracedChunks));
 }
 
+void require_replay_work(std::int64_t events, const Layout& layout) {
+  const std::int64_t n = chunks(layout);
+  if (events <= kMaxReplayWork / n) return;
+  throw InputError("--trace", fmt::format("{} events to replay on a job of {} chunks, {:.3g} "
+                                          "chunk-events of planning; the limit is {} ({} events "
+                                          "on this job: replay fewer --days or map onto fewer "
+                                          "nodes)",
+                                          events, n, static_cast<double>(events) * n,
+                                          kMaxReplayWork, kMaxReplayWork / n));
+}
+
 std::int64_t plan_work(const Layout& layout) noexcept {
   const std::int64_t n = chunks(layout);
   return 3 * n <= kSearchActions ? std::max(n, kSearchedPlanWork) : n;

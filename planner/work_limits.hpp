@@ -31,6 +31,12 @@ inline constexpr std::int64_t kMaxSimulatedChunks = std::int64_t{1} << 26;
 /// each).
 inline constexpr std::int64_t kMaxTracedChunks = std::int64_t{1} << 20;
 
+/// Most replay work: events replayed x chunks of the job's layout, each event possibly a new
+/// failure set to plan for. The 16,384-GPU benchmark (30 days of 2,048 nodes, pp 16 x dp 128 x 16
+/// micro-batches) is about 500 events x 32,768 chunks = 2^24 and takes about 10 s on one core, so
+/// the limit, 16 times that, is a few minutes.
+inline constexpr std::int64_t kMaxReplayWork = std::int64_t{1} << 28;
+
 /// dp x pp x interleave x microbatches.
 [[nodiscard]] std::int64_t chunks(const Layout& layout) noexcept;
 
@@ -45,6 +51,10 @@ void require_simulation(const Layout& layout, std::int32_t iterations);
 /// Refuses drawing `iterations` iterations of `layout` past kMaxTracedChunks: InputError naming
 /// `flag` (--chrome-trace, --svg), suggesting --trace-iteration.
 void require_traced(const Layout& layout, std::int32_t iterations, const std::string& flag);
+
+/// Refuses replaying `events` trace events on a job of `layout` past kMaxReplayWork: InputError
+/// naming --trace (and --days, which shortens it) with the estimate and the limit.
+void require_replay_work(std::int64_t events, const Layout& layout);
 
 /// The estimated work of planning one ReCycle schedule of `layout`, in chunks.
 [[nodiscard]] std::int64_t plan_work(const Layout& layout) noexcept;

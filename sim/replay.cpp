@@ -5,6 +5,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "planner/work_limits.hpp"
 #include "sim/replay_slots.hpp"
 
 namespace recycle::sim {
@@ -122,6 +123,13 @@ ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
   }
   const Nanos end = options.duration < 0 ? trace.duration() : options.duration;
   if (end <= 0) throw InputError("--trace", "the trace lasts no time: nothing to replay");
+  // Each event replayed may need a plan for a new failure set: bounded before any is made.
+  const auto& events = trace.events();
+  const auto replayed =
+      std::upper_bound(events.begin(), events.end(), end,
+                       [](Nanos t, const traces::Event& e) { return t < e.time; }) -
+      events.begin();
+  planner::require_replay_work(replayed, model.layout);
   ReplayRates rates(job, model, options.table);
   ReplayResult result;
   result.duration = end;

@@ -753,7 +753,7 @@ CbcOutcome solve_cbc(const LpBuilder& lp, bool mip_start, Seconds seconds, doubl
 std::string encode(const CbcOutcome& o) {
   std::string out;
   const auto put = [&](const void* p, std::size_t n) {
-    out.append(static_cast<const char*>(p), n);
+    if (n > 0) out.append(static_cast<const char*>(p), n);
   };
   const auto status = static_cast<std::int32_t>(o.status);
   const auto n = static_cast<std::uint64_t>(o.solution.size());
@@ -770,7 +770,7 @@ CbcOutcome decode(const std::string& bytes) {
   std::size_t at = 0;
   const auto get = [&](void* p, std::size_t n) {
     RECYCLE_ASSERT(at + n <= bytes.size(), "a short answer from the solving process");
-    std::memcpy(p, bytes.data() + at, n);
+    if (n > 0) std::memcpy(p, bytes.data() + at, n);  // an empty solution has no data()
     at += n;
   };
   std::int32_t status = 0;

@@ -62,8 +62,9 @@ std::string show_table(const profiles::Profile& p) {
                        planner::format_gb(st.optimizer_state_bytes), headroom);
   }
   out +=
-      "activations and output: per micro-batch, whole worker; params: 16-bit weights (and as "
-      "many bytes of gradients); headroom: with 1F1B's pp - s micro-batches in flight\n";
+      "activations and output: per micro-batch, whole worker; params: the stage's weights as the "
+      "profile stores them (16-bit when synthesized, fp32 when measured), and as many bytes of "
+      "gradients; headroom: with 1F1B's pp - s micro-batches in flight\n";
   return out;
 }
 

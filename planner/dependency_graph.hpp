@@ -43,7 +43,8 @@ class ActionIndex {
     const std::int64_t virtual_stages = std::int64_t{layout.pp} * layout.interleave;
     return action.owner >= 0 && action.owner < layout.dp && action.microbatch >= 0 &&
            action.microbatch < layout.microbatches && action.virtual_stage >= 0 &&
-           action.virtual_stage < virtual_stages && action.virtual_stage % layout.pp == id.stage;
+           action.virtual_stage < virtual_stages &&
+           layout.stage_of(action.virtual_stage) == id.stage;
   }
 
   [[nodiscard]] std::int32_t actions() const noexcept { return offsets_.back(); }

@@ -1,11 +1,14 @@
 #include "planner/generators.hpp"
 
 #include <algorithm>
+#include <array>
+#include <utility>
 
 #include "core/error.hpp"
 #include "planner/candidates.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/memory.hpp"
+#include "planner/semantics.hpp"
 #include "planner/work_limits.hpp"
 
 namespace recycle::planner {
@@ -20,6 +23,18 @@ void require_single_chunk(const Layout& layout, std::string_view name) {
   if (layout.interleave != 1) {
     throw InputError("--interleave", "only the interleaved schedule splits a stage into chunks; " +
                                          std::string(name) + " needs --interleave 1");
+  }
+}
+
+bool is_v_shaped(std::string_view name) {
+  return name == "zb-v" || name == "dualpipe-v";
+}
+
+void require_v(const Layout& layout, std::string_view name) {
+  if (layout.interleave != 2 || layout.placement != Placement::kV) {
+    throw InputError("--interleave", std::string(name) +
+                                         " runs two chunks per worker placed in a V; give "
+                                         "--interleave 2 or leave it out");
   }
 }
 
@@ -121,6 +136,131 @@ std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage) {
   return order;
 }
 
+std::vector<Action> zb_v_order(const Layout& layout, std::int32_t stage) {
+  // Zero Bubble's ZB-V (Qi et al., ICLR 2024, section 6). Each stage holds chunk 0 of the model on
+  // the way down (virtual stage s) and chunk 1 on the way back up (2pp - 1 - s), so a micro-batch
+  // enters and leaves on stage 0. The order is built for n = max(2pp - 1, M) micro-batches, the
+  // fewest that fill the V; those past M are left out. Per stage s:
+  //  warm-up    2(pp - s) - 1 chunk-0 forwards; s pairs (F1, F0); pp - s triples (F1, I1, W1)
+  //  steady     (F0 while any are left), I0, W0, F1, I1, W1, until every forward has run
+  //  cool-down  s pairs (I0, I1) with their Ws held back; pp - s pairs (I0, W0); then the held-back
+  //             W1s and W0s. Peak activations: 2pp chunks of half a stage, 1F1B's pp micro-batches.
+  const std::int32_t p = layout.pp;
+  const std::int32_t n = std::max(2 * p - 1, layout.microbatches);
+  const std::array<std::int32_t, 2> v = {layout.virtual_stage(stage, 0),
+                                         layout.virtual_stage(stage, 1)};
+  std::array<std::array<std::int32_t, 2>, 3> next{};  // [F, I, W][chunk]: the next micro-batch
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(6 * layout.microbatches));
+  const auto emit = [&](ActionType type, std::size_t chunk) {
+    const std::int32_t mb = next[static_cast<std::size_t>(split_index(type))][chunk]++;
+    if (mb < layout.microbatches) order.push_back(make(type, v[chunk], mb));
+  };
+  const auto count = [&](ActionType type, std::size_t chunk) {
+    return next[static_cast<std::size_t>(split_index(type))][chunk];
+  };
+  using enum ActionType;
+  for (std::int32_t k = 0; k < 2 * (p - stage) - 1; ++k) emit(kForward, 0);
+  for (std::int32_t k = 0; k < stage; ++k) {
+    emit(kForward, 1);
+    emit(kForward, 0);
+  }
+  for (std::int32_t k = 0; k < p - stage; ++k) {
+    emit(kForward, 1);
+    emit(kBackwardInput, 1);
+    emit(kBackwardWeight, 1);
+  }
+  while (count(kForward, 1) < count(kForward, 0) || count(kForward, 0) < n) {
+    if (count(kForward, 0) < n) emit(kForward, 0);
+    emit(kBackwardInput, 0);
+    emit(kBackwardWeight, 0);
+    emit(kForward, 1);
+    emit(kBackwardInput, 1);
+    emit(kBackwardWeight, 1);
+  }
+  for (std::int32_t k = 0; k < stage; ++k) {
+    emit(kBackwardInput, 0);
+    emit(kBackwardInput, 1);
+  }
+  for (std::int32_t k = 0; k < p - stage; ++k) {
+    emit(kBackwardInput, 0);
+    emit(kBackwardWeight, 0);
+  }
+  while (count(kBackwardWeight, 1) < count(kBackwardInput, 1)) emit(kBackwardWeight, 1);
+  while (count(kBackwardWeight, 0) < count(kBackwardInput, 0)) emit(kBackwardWeight, 0);
+  return order;
+}
+
+std::vector<Action> dualpipe_v_order(const Layout& layout, std::int32_t stage) {
+  // DualPipe-V: DeepSeek-V3's DualPipe (arXiv 2412.19437) folded onto one V of pp stages, as
+  // torch.distributed.pipelining ships it (ScheduleDualPipeV). Chunk 0 runs down the V (virtual
+  // stage s), chunk 1 back up (2pp - 1 - s). Its steady state pairs a forward of one chunk with a
+  // full backward of the other (DualPipe overlaps the pair's communication with its computation;
+  // on one compute stream they run back to back). Per stage s, with r = pp - s - 1:
+  //  1. 2r chunk-0 forwards        2. s + 1 pairs (F0, F1)       3. r triples (I1, W, F1)
+  //  4. M - 2pp + s + 1 rounds of (F0, B1), (F1, B0)
+  //  5. r rounds of B1, (F1, B0)   6. s + 1 pairs (B1, B0), turning into Is (their Ws held back)
+  //     from the middle pair on    7. r pairs (W, B0 or I0)      8. the s + 1 Ws left
+  // A W always finishes the oldest I still waiting for one.
+  const std::int32_t p = layout.pp;
+  const std::int32_t r = p - stage - 1;
+  const std::array<std::int32_t, 2> v = {layout.virtual_stage(stage, 0),
+                                         layout.virtual_stage(stage, 1)};
+  std::array<std::int32_t, 2> forwards{}, backwards{};      // the next micro-batch, per chunk
+  std::vector<std::pair<std::int32_t, std::int32_t>> held;  // Is waiting for their W, oldest first
+  std::size_t next_held = 0;
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(6 * layout.microbatches));
+  using enum ActionType;
+  const auto forward = [&](std::size_t chunk) {
+    order.push_back(make(kForward, v[chunk], forwards[chunk]++));
+  };
+  const auto backward = [&](std::size_t chunk, bool split) {
+    const std::int32_t mb = backwards[chunk]++;
+    order.push_back(make(split ? kBackwardInput : kBackward, v[chunk], mb));
+    if (split) held.emplace_back(v[chunk], mb);
+  };
+  const auto weight = [&] {
+    if (next_held == held.size()) return;
+    const auto [virtual_stage, mb] = held[next_held++];
+    order.push_back(make(kBackwardWeight, virtual_stage, mb));
+  };
+  for (std::int32_t k = 0; k < 2 * r; ++k) forward(0);
+  for (std::int32_t k = 0; k <= stage; ++k) {
+    forward(0);
+    forward(1);
+  }
+  for (std::int32_t k = 0; k < r; ++k) {
+    backward(1, true);
+    weight();
+    forward(1);
+  }
+  for (std::int32_t k = 0; k < layout.microbatches - 2 * p + stage + 1; ++k) {
+    forward(0);
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  for (std::int32_t k = 0; k < r; ++k) {
+    backward(1, false);
+    forward(1);
+    backward(0, false);
+  }
+  bool split = false;
+  for (std::int32_t k = 0; k <= stage; ++k) {
+    if (k == (stage + 1) / 2 && stage % 2 == 1) split = true;
+    backward(1, split);
+    if (k == (stage + 1) / 2 && stage % 2 == 0) split = true;
+    backward(0, split);
+  }
+  for (std::int32_t k = 0; k < r; ++k) {
+    weight();
+    backward(0, split);
+  }
+  for (std::int32_t k = 0; k <= stage; ++k) weight();
+  return order;
+}
+
 std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostModel& model,
                                               std::vector<std::int32_t> memory_limit,
                                               bool staggered_optimizer, const RunOptions& run) {
@@ -138,14 +278,27 @@ std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostMo
   return out;
 }
 
+Layout layout_for(std::string_view name, Layout layout) {
+  if (!is_v_shaped(name)) return layout;
+  if (layout.interleave == 1) layout.interleave = 2;
+  if (layout.interleave == 2) layout.placement = Placement::kV;
+  return layout;
+}
+
 const std::vector<std::string>& fault_free_generator_names() {
-  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2"};
+  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1",
+                                                 "zb-h2", "zb-v", "dualpipe-v"};
   return names;
 }
 
 Schedule generate_fault_free(std::string_view name, const GeneratorOptions& options) {
   const Layout& layout = options.layout;
   require_layout(layout);
+  if (layout.placement != Placement::kLoop && !is_v_shaped(name)) {
+    throw InputError("--schedule", std::string(name) +
+                                       " places its chunks in a loop (virtual stage v on stage v "
+                                       "% pp); only zb-v and dualpipe-v place them in a V");
+  }
   std::vector<std::vector<Action>> stage_orders;
   stage_orders.reserve(static_cast<std::size_t>(layout.pp));
   if (name == "zb-h2") {
@@ -181,6 +334,17 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
     } else if (name == "zb-h1") {
       require_single_chunk(layout, name);
       stage_orders.push_back(zb_h1_order(layout, s));
+    } else if (name == "zb-v") {
+      require_v(layout, name);
+      stage_orders.push_back(zb_v_order(layout, s));
+    } else if (name == "dualpipe-v") {
+      require_v(layout, name);
+      if (layout.microbatches < 2 * layout.pp) {
+        throw InputError("--microbatches",
+                         "dualpipe-v needs at least 2 x --pp (" + std::to_string(2 * layout.pp) +
+                             ") micro-batches, got " + std::to_string(layout.microbatches));
+      }
+      stage_orders.push_back(dualpipe_v_order(layout, s));
     } else {
       std::string known;
       for (const auto& n : fault_free_generator_names()) known += (known.empty() ? "" : ", ") + n;

@@ -13,6 +13,11 @@
 //               memory limit given), ordered by the planners' candidates (planner/candidates.hpp)
 //               for the shortest steady-state period under the schedule's optimizer mode. The
 //               extra memory removes the (I - W) part of ZB-H1's bubble.
+//  zb-v         Zero Bubble's ZB-V: two chunks per worker placed in a V (Placement::kV), split
+//               backward, 1F1B's peak activations and a bubble of pp - 1 steps per stage when
+//               F = I = W
+//  dualpipe-v   DeepSeek-V3's DualPipe on one V (torch's ScheduleDualPipeV): two chunks in a V,
+//               forward of one chunk paired with a full backward of the other; M >= 2pp
 #pragma once
 
 #include <cstdint>
@@ -36,6 +41,11 @@ struct GeneratorOptions {
   RunOptions run;                            ///< zb-h2: how it will run (OrderPlanOptions::run)
 };
 
+/// The layout generator `name` runs on: zb-v and dualpipe-v place two chunks per worker in a V
+/// (interleave 1, the flag's default, becomes 2); any other layout is returned as it is, and
+/// generate_fault_free says what is wrong with it.
+[[nodiscard]] Layout layout_for(std::string_view name, Layout layout);
+
 /// The names accepted by generate_fault_free, in the order `--help` lists them.
 [[nodiscard]] const std::vector<std::string>& fault_free_generator_names();
 
@@ -49,6 +59,8 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> zb_v_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> dualpipe_v_order(const Layout& layout, std::int32_t stage);
 /// All stages at once: the order depends on the costs, the network and the optimizer mode.
 /// `memory_limit` in micro-batches, per stage.
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,

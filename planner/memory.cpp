@@ -17,7 +17,7 @@ namespace {
 Bytes microbatch_bytes(const CostModel& model, const Layout& layout, std::int32_t stage) {
   Bytes total = 0;
   for (std::int32_t k = 0; k < layout.interleave; ++k)
-    total += model.held_bytes(stage + k * layout.pp);
+    total += model.held_bytes(layout.virtual_stage(stage, k));
   return total;
 }
 

@@ -4,6 +4,10 @@
 
 namespace recycle::planner {
 
+const char* placement_name(Placement placement) noexcept {
+  return placement == Placement::kV ? "v" : "loop";
+}
+
 std::string to_string(WorkerId id) {
   return "(" + std::to_string(id.dp) + "," + std::to_string(id.stage) + ")";
 }

@@ -2,7 +2,9 @@
 //
 // Concepts:
 //  - Layout: DP pipelines of PP stages, M micro-batches per pipeline per iteration, V interleave
-//    chunks per worker (virtual stage v = chunk * pp + stage; v runs on physical stage v % pp).
+//    chunks per worker. Virtual stage v is chunk v / pp; the placement says which physical stage
+//    runs it: looped (v % pp, Megatron-LM's interleaving) or V-shaped (chunks alternate direction,
+//    so the odd chunks run on pp - 1 - v % pp: ZB-V, DualPipe-V).
 //  - Worker: one pipeline-stage replica (dp, stage); with tensor parallelism a whole TP group.
 //  - Action: one step of a worker's list (planner/action.hpp), run in list order.
 //  - Route: a micro-batch that runs at some stage on another pipeline's worker than its owner's
@@ -20,15 +22,36 @@
 
 namespace recycle::planner {
 
+/// Which physical stage runs each virtual stage (torch.distributed.pipelining's
+/// `generate_stage_to_rank_mapping` styles "loop" and "v").
+enum class Placement : std::uint8_t {
+  kLoop,  ///< virtual stage v on stage v % pp
+  kV,     ///< even chunks as kLoop, odd chunks reversed: v on pp - 1 - v % pp
+};
+
+/// "loop" or "v", as files and flags spell them.
+[[nodiscard]] const char* placement_name(Placement placement) noexcept;
+
 struct Layout {
   std::int32_t dp = 1;            ///< data-parallel pipelines
   std::int32_t pp = 1;            ///< pipeline stages
   std::int32_t microbatches = 1;  ///< per pipeline per iteration
   std::int32_t interleave = 1;    ///< model chunks per worker (virtual stages = pp * interleave)
+  Placement placement = Placement::kLoop;
 
   [[nodiscard]] std::int32_t virtual_stages() const noexcept { return pp * interleave; }
+  /// The physical stage that runs `virtual_stage`: the one definition of the placement.
   [[nodiscard]] std::int32_t stage_of(std::int32_t virtual_stage) const noexcept {
-    return virtual_stage % pp;
+    const std::int32_t offset = virtual_stage % pp;
+    return reversed(chunk_of(virtual_stage)) ? pp - 1 - offset : offset;
+  }
+  /// The virtual stage of chunk `chunk` on physical stage `stage` (the inverse of stage_of).
+  [[nodiscard]] std::int32_t virtual_stage(std::int32_t stage, std::int32_t chunk) const noexcept {
+    return chunk * pp + (reversed(chunk) ? pp - 1 - stage : stage);
+  }
+  /// Whether chunk `chunk` runs its stages from the last physical stage to the first.
+  [[nodiscard]] bool reversed(std::int32_t chunk) const noexcept {
+    return placement == Placement::kV && chunk % 2 == 1;
   }
   [[nodiscard]] std::int32_t chunk_of(std::int32_t virtual_stage) const noexcept {
     return virtual_stage / pp;

@@ -20,6 +20,7 @@
 #include "core/parse.hpp"
 #include "planner/lower.hpp"
 #include "planner/timing.hpp"
+#include "planner/torch_dialect.hpp"
 
 namespace recycle::planner {
 
@@ -67,6 +68,9 @@ Layout read_layout(const JsonView& view) {
   const auto interleave = view.find("interleave");
   layout.interleave =
       interleave ? static_cast<std::int32_t>(interleave->as_int(1, kMaxInterleave)) : 1;
+  if (const auto placement = view.find("placement")) {
+    layout.placement = placement->as_choice({"loop", "v"}) == 1 ? Placement::kV : Placement::kLoop;
+  }
   return layout;
 }
 
@@ -190,14 +194,12 @@ std::vector<const WorkerSchedule*> the_one_pipeline(const Schedule& schedule) {
 }
 
 std::vector<std::vector<std::string>> compute_comms_rows(
-    const std::vector<const WorkerSchedule*>& pipeline) {
+    const Schedule& schedule, const std::vector<const WorkerSchedule*>& pipeline,
+    TorchVersion version) {
   std::vector<std::vector<std::string>> rows;
   rows.reserve(pipeline.size());
-  for (const WorkerSchedule* worker : pipeline) {
-    std::vector<std::string>& row = rows.emplace_back();
-    row.reserve(worker->actions.size());
-    for (const Action& a : worker->actions) row.push_back(to_token(a, 0));
-  }
+  for (const WorkerSchedule* worker : pipeline)
+    rows.push_back(torch_comms_row(worker->actions, schedule.layout.microbatches, version));
   return rows;
 }
 
@@ -248,7 +250,11 @@ std::string to_json(const Schedule& schedule, const SteadyState* steady) {
   out += R"(  "generator": )" + nlohmann::json(schedule.generator).dump() + ",\n";
   out += R"(  "layout": {"dp": )" + std::to_string(layout.dp) + R"(, "pp": )" +
          std::to_string(layout.pp) + R"(, "microbatches": )" + std::to_string(layout.microbatches) +
-         R"(, "interleave": )" + std::to_string(layout.interleave) + "},\n";
+         R"(, "interleave": )" + std::to_string(layout.interleave) +
+         (layout.placement == Placement::kLoop
+              ? std::string()
+              : R"(, "placement": ")" + std::string(placement_name(layout.placement)) + "\"") +
+         "},\n";
   out += R"(  "optimizer": ")" +
          std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
   if (steady != nullptr) {
@@ -322,11 +328,11 @@ Schedule schedule_from_json(const JsonView& view) {
   return schedule;
 }
 
-std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format) {
+std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format, TorchVersion version) {
   const std::vector<const WorkerSchedule*> pipeline = the_one_pipeline(schedule);
-  const std::vector<std::vector<std::string>> rows = format == CsvFormat::kComputeOnly
-                                                         ? compute_only_rows(schedule, pipeline)
-                                                         : compute_comms_rows(pipeline);
+  const std::vector<std::vector<std::string>> rows =
+      format == CsvFormat::kComputeOnly ? compute_only_rows(schedule, pipeline)
+                                        : compute_comms_rows(schedule, pipeline, version);
   std::string out;
   for (std::size_t rank = 0; rank < rows.size(); ++rank) {
     // An empty line would be skipped on reading and shift every later rank.
@@ -345,7 +351,8 @@ std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format) {
   return out;
 }
 
-Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& source) {
+Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& source,
+                                   std::optional<Placement> placement) {
   const std::vector<CsvRow> rows = parse_csv(text, source);
   if (rows.empty()) {
     throw InputError(
@@ -359,6 +366,19 @@ Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& s
   const auto pp = static_cast<std::int32_t>(rows.size());
   const std::int32_t max_virtual_stage = pp * kMaxInterleave - 1;
 
+  // Every token's virtual stage, where it was: the placement is decided once all are read.
+  struct Seen {
+    std::int32_t rank = 0;
+    std::size_t column = 0;
+    std::int32_t virtual_stage = 0;
+    std::string_view cell;
+  };
+  std::vector<Seen> seen;
+  const auto fail_at = [&](const Seen& at, const std::string& problem) {
+    throw InputError(rows[static_cast<std::size_t>(at.rank)].where(source),
+                     "column " + std::to_string(at.column + 1) + ": " + problem);
+  };
+
   Schedule schedule;
   schedule.generator = "file";
   std::int32_t top_virtual_stage = -1;
@@ -367,37 +387,44 @@ Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& s
     const CsvRow& row = rows[static_cast<std::size_t>(rank)];
     WorkerSchedule& worker = schedule.workers.emplace_back();
     worker.id = {0, rank};
+    std::int32_t reduce_at = -1;  // torch writes one REDUCE_GRAD per virtual stage: keep the last
     for (std::size_t column = 0; column < row.fields.size(); ++column) {
       const std::string_view cell = trim(row.fields[column]);
       if (cell.empty()) continue;  // an idle time step
-      const auto fail = [&](const std::string& problem) {
-        throw InputError(row.where(source),
-                         "column " + std::to_string(column + 1) + ": " + problem);
-      };
-      const std::optional<Action> action = parse_token(cell, 0);
-      if (!action) fail("expected " + std::string(kTokenExample) + ", got '" + shown(cell) + "'");
-      if (action->owner != 0) {
-        fail("'" + shown(cell) + "' names pipeline " + std::to_string(action->owner) +
-             ", but a PyTorch CSV holds one pipeline (0)");
+      const Seen here{rank, column, 0, cell};
+      const std::optional<TorchCell> parsed = parse_torch_cell(cell);
+      if (!parsed) {
+        fail_at(here, "expected " + std::string(kTokenExample) + " or a torch token like " +
+                          "\"1WAIT_SEND_F0\", got '" + shown(cell) + "'");
       }
-      if (action->virtual_stage > max_virtual_stage) {
-        fail("'" + shown(cell) + "': virtual stage out of range: at most " +
-             std::to_string(kMaxInterleave) + " chunks per rank, so at most " +
-             std::to_string(max_virtual_stage));
+      for (const std::int32_t v : parsed->virtual_stages) {
+        if (v > max_virtual_stage) {
+          fail_at(here, "'" + shown(cell) + "': virtual stage out of range: at most " +
+                            std::to_string(kMaxInterleave) + " chunks per rank, so at most " +
+                            std::to_string(max_virtual_stage));
+        }
+        seen.push_back({rank, column, v, cell});
+        top_virtual_stage = std::max(top_virtual_stage, v);
       }
-      if (action->microbatch >= kMaxMicrobatches) {
-        fail("'" + shown(cell) + "': micro-batch out of range: at most " +
-             std::to_string(kMaxMicrobatches) + " per pipeline");
+      for (const Action& action : parsed->actions) {
+        if (action.owner != 0) {
+          fail_at(here, "'" + shown(cell) + "' names pipeline " + std::to_string(action.owner) +
+                            ", but a PyTorch CSV holds one pipeline (0)");
+        }
+        if (action.microbatch >= kMaxMicrobatches) {
+          fail_at(here, "'" + shown(cell) + "': micro-batch out of range: at most " +
+                            std::to_string(kMaxMicrobatches) + " per pipeline");
+        }
+        top_microbatch = std::max(top_microbatch, action.microbatch);
+        if (action.type == ActionType::kReduceGrad) {
+          if (reduce_at >= 0) worker.actions.erase(worker.actions.begin() + reduce_at);
+          reduce_at = static_cast<std::int32_t>(worker.actions.size());
+        }
+        worker.actions.push_back(action);
       }
-      if (action->virtual_stage % pp != rank) {
-        fail("'" + shown(cell) + "' is for stage " + std::to_string(action->virtual_stage % pp) +
-             " (virtual stage " + std::to_string(action->virtual_stage) + " of " +
-             std::to_string(pp) + " ranks), but this row is rank " + std::to_string(rank));
-      }
-      top_virtual_stage = std::max(top_virtual_stage, action->virtual_stage);
-      top_microbatch = std::max(top_microbatch, action->microbatch);
-      worker.actions.push_back(*action);
     }
+    // recycle's REDUCE_GRAD reduces the whole worker; its token names the worker's stage.
+    if (reduce_at >= 0) worker.actions[static_cast<std::size_t>(reduce_at)].virtual_stage = rank;
   }
   if (top_virtual_stage < 0) throw InputError(source, "no action tokens, expected at least one");
 
@@ -405,14 +432,60 @@ Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& s
   schedule.layout.pp = pp;
   schedule.layout.microbatches = std::max(top_microbatch + 1, 1);
   schedule.layout.interleave = top_virtual_stage / pp + 1;
+  // The placement: the one given, else the first of loop and V that puts every token on its row.
+  const auto misplaced = [&](Placement p) -> const Seen* {
+    Layout layout = schedule.layout;
+    layout.placement = p;
+    const auto it = std::find_if(seen.begin(), seen.end(), [&](const Seen& t) {
+      return layout.stage_of(t.virtual_stage) != t.rank;
+    });
+    return it == seen.end() ? nullptr : &*it;
+  };
+  const auto describe = [&](const Seen& t, Placement p) {
+    Layout layout = schedule.layout;
+    layout.placement = p;
+    const bool placed = layout.chunk_of(t.virtual_stage) % 2 == 1;  // where the two differ
+    return "'" + shown(t.cell) + "' is for stage " +
+           std::to_string(layout.stage_of(t.virtual_stage)) + " (virtual stage " +
+           std::to_string(t.virtual_stage) + " of " + std::to_string(pp) + " ranks" +
+           (placed ? std::string(" placed in ") + (p == Placement::kV ? "a V" : "a loop") : "") +
+           "), but this row is rank " + std::to_string(t.rank);
+  };
+  if (placement) {
+    if (const Seen* t = misplaced(*placement)) {
+      fail_at(*t, describe(*t, *placement) + " (--placement " + placement_name(*placement) + ")");
+    }
+  } else if (misplaced(Placement::kLoop) == nullptr) {
+    placement = Placement::kLoop;
+  } else if (misplaced(Placement::kV) == nullptr) {
+    placement = Placement::kV;
+  } else {
+    const Seen& t = *misplaced(Placement::kLoop);
+    const Seen& u = *misplaced(Placement::kV);
+    if (&t == &u) fail_at(t, describe(t, Placement::kLoop));  // on no rank of either placement
+    fail_at(t, describe(t, Placement::kLoop) + "; a V placement does not fit either: '" +
+                   shown(u.cell) + "' at line " +
+                   std::to_string(rows[static_cast<std::size_t>(u.rank)].line) + ", column " +
+                   std::to_string(u.column + 1));
+  }
+  schedule.layout.placement = *placement;
   return schedule;
 }
 
-Schedule load_schedule(const std::string& path) {
+Schedule load_schedule(const std::string& path, std::optional<Placement> placement) {
   const std::string text = read_text_file(path);
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '{') return schedule_from_json(text, path);
-  return schedule_from_pytorch_csv(text, path);
+  if (first != std::string::npos && text[first] == '{') {
+    Schedule schedule = schedule_from_json(text, path);
+    if (placement && schedule.layout.placement != *placement) {
+      throw InputError(path, std::string("the file places its chunks in ") +
+                                 (schedule.layout.placement == Placement::kV ? "a V" : "a loop") +
+                                 " (layout.placement), but --placement is " +
+                                 placement_name(*placement));
+    }
+    return schedule;
+  }
+  return schedule_from_pytorch_csv(text, path, placement);
 }
 
 }  // namespace recycle::planner

@@ -9,11 +9,13 @@
 // Readers turn every malformed input into an InputError naming the file and the field or line.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/json.hpp"
 #include "planner/period.hpp"
 #include "planner/schedule.hpp"
+#include "planner/torch_dialect.hpp"
 
 namespace recycle::planner {
 
@@ -26,12 +28,18 @@ enum class CsvFormat { kComputeOnly, kComputeComms };
 /// A schedule object inside a larger JSON document (a plan table); errors name its path.
 [[nodiscard]] Schedule schedule_from_json(const JsonView& view);
 
-[[nodiscard]] std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format);
-/// dp = 1, pp = the number of rows; micro-batches and interleave are inferred from the tokens.
-[[nodiscard]] Schedule schedule_from_pytorch_csv(const std::string& text,
-                                                 const std::string& source);
+/// `compute_comms` is written in `version`'s vocabulary (planner/torch_dialect.hpp).
+[[nodiscard]] std::string to_pytorch_csv(const Schedule& schedule, CsvFormat format,
+                                         TorchVersion version = kNewestTorch);
+/// dp = 1, pp = the number of rows; micro-batches, interleave and the placement are inferred from
+/// the tokens (the placement that puts every token on its row, looped when both do), or the
+/// placement given is checked. Reads every supported torch version's tokens.
+[[nodiscard]] Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& source,
+                                                 std::optional<Placement> placement = {});
 
-/// Reads a schedule file: JSON if it starts with '{', else PyTorch CSV.
-[[nodiscard]] Schedule load_schedule(const std::string& path);
+/// Reads a schedule file: JSON if it starts with '{', else PyTorch CSV. `placement`, if given,
+/// must be the file's.
+[[nodiscard]] Schedule load_schedule(const std::string& path,
+                                     std::optional<Placement> placement = {});
 
 }  // namespace recycle::planner

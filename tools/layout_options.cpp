@@ -122,6 +122,18 @@ planner::CostModel LayoutOptions::model_for(const planner::Layout& layout) const
   return planner::CostModel::compute_only(costs_for(layout));
 }
 
+void PlacementOption::add_to(CLI::App& app) {
+  app.add_option("--placement", value,
+                 "Which stage runs each virtual stage of a schedule file: loop (v on v % pp) or v "
+                 "(odd chunks reversed, as ZB-V and DualPipe-V); default: the file's")
+      ->check(CLI::IsMember({"loop", "v"}));
+}
+
+std::optional<planner::Placement> PlacementOption::placement() const {
+  if (value.empty()) return std::nullopt;
+  return value == "v" ? planner::Placement::kV : planner::Placement::kLoop;
+}
+
 std::string fmt_microbatches(std::int32_t chunks, std::int32_t interleave) {
   return fmt::format("{:g}", static_cast<double>(chunks) / static_cast<double>(interleave));
 }

@@ -62,6 +62,15 @@ struct LayoutOptions {
   mutable std::optional<planner::JobModel> job_model_;
 };
 
+/// --placement loop|v, for commands that read a schedule file: the placement the file must have
+/// (by default a CSV's is inferred from its tokens, a JSON file's is its layout.placement).
+struct PlacementOption {
+  std::string value;
+
+  void add_to(CLI::App& app);
+  [[nodiscard]] std::optional<planner::Placement> placement() const;
+};
+
 /// "2.5" for 5 chunks of interleave 2: activations held, in micro-batches.
 [[nodiscard]] std::string fmt_microbatches(std::int32_t chunks, std::int32_t interleave);
 

@@ -7,6 +7,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "planner/generators.hpp"
 #include "planner/lower.hpp"
 #include "planner/period.hpp"
 #include "planner/schedule_io.hpp"
@@ -28,19 +29,23 @@ struct PlanOptions {
   std::string format = "text";
   std::string output = "-";
   std::string check;
+  PlacementOption placement;
+  std::string torch_version = "2.15";
 };
 
 int run_check(const PlanOptions& o) {
-  const planner::Schedule schedule = planner::load_schedule(o.check);
+  const planner::Schedule schedule = planner::load_schedule(o.check, o.placement.placement());
   planner::ValidationOptions validation;
   validation.memory_limit = o.request.memory_limit;
   const auto violations = planner::validate(schedule, validation);
   if (violations.empty()) {
     std::printf(
-        "%s: valid: %s schedule, dp %d x pp %d, %d micro-batches, interleave %d, %zu live "
+        "%s: valid: %s schedule, dp %d x pp %d, %d micro-batches, interleave %d%s, %zu live "
         "workers\n",
         o.check.c_str(), schedule.generator.c_str(), schedule.layout.dp, schedule.layout.pp,
-        schedule.layout.microbatches, schedule.layout.interleave, schedule.workers.size());
+        schedule.layout.microbatches, schedule.layout.interleave,
+        schedule.layout.placement == planner::Placement::kV ? " placed in a V" : "",
+        schedule.workers.size());
     return kExitOk;
   }
   for (const auto& v : violations) {
@@ -59,7 +64,7 @@ int run_generate(const PlanOptions& o) {
   if (request.name.empty())
     throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
   request.cost_source = o.layout.cost_source();
-  const planner::Layout layout = o.layout.layout();
+  const planner::Layout layout = planner::layout_for(request.name, o.layout.layout());
   const planner::CostModel model = o.layout.model_for(layout);
   std::string why;
   const auto made = request.make(layout, model, o.layout.run_options(), why);
@@ -79,7 +84,8 @@ int run_generate(const PlanOptions& o) {
   } else if (o.format == "csv") {
     text = planner::to_pytorch_csv(compute, planner::CsvFormat::kComputeOnly);
   } else if (o.format == "csv-comms") {
-    text = planner::to_pytorch_csv(lowered, planner::CsvFormat::kComputeComms);
+    text = planner::to_pytorch_csv(lowered, planner::CsvFormat::kComputeComms,
+                                   *planner::parse_torch_version(o.torch_version));
   } else {
     const auto timeline = planner::compute_timeline(compute, model.compute);
     RECYCLE_ASSERT(timeline.has_value(), "a generated schedule deadlocked");
@@ -107,6 +113,12 @@ Command add_plan_command(CLI::App& app) {
   sub->add_option("--format", o->format,
                   "Output: text (a timeline), json, csv (PyTorch compute_only), csv-comms")
       ->check(CLI::IsMember({"text", "json", "csv", "csv-comms"}));
+  sub->add_option("--torch-version", o->torch_version,
+                  "csv-comms: write the action tokens and rules of this torch.distributed."
+                  "pipelining version (docs/formats.md)")
+      ->check(CLI::IsMember(planner::torch_version_names()))
+      ->capture_default_str();
+  o->placement.add_to(*sub);
   sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
   sub->add_option("--check", o->check,
                   "Validate a schedule file (JSON or PyTorch CSV): exit 0 if valid, 1 if not");
@@ -115,6 +127,7 @@ Command add_plan_command(CLI::App& app) {
       "recycle plan --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1 --format json -o "
       "zb.json",
       "recycle plan --schedule interleaved --pp 4 --microbatches 8 --interleave 2 --format csv",
+      "recycle plan --schedule zb-v --pp 4 --microbatches 8 --format csv-comms --torch-version 2.8",
       "recycle plan --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2,5:6",
       "recycle plan --job job.json --format json -o plan.json",
       "recycle plan --check zb.json",

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "planner/generators.hpp"
 #include "planner/memory.hpp"
 #include "planner/schedule_io.hpp"
 #include "planner/validator.hpp"
@@ -28,6 +29,7 @@ struct SimulateOptions {
   LayoutOptions layout;
   ScheduleRequest request;
   std::string schedule_file;
+  PlacementOption placement;
   std::int32_t iterations = 4;
   std::int64_t microbatch_size = 1;
   bool json = false;
@@ -37,8 +39,9 @@ struct SimulateOptions {
   std::optional<std::int32_t> trace_iteration;
 };
 
-planner::Schedule load_checked(const std::string& path) {
-  planner::Schedule schedule = planner::load_schedule(path);
+planner::Schedule load_checked(const std::string& path,
+                               std::optional<planner::Placement> placement) {
+  planner::Schedule schedule = planner::load_schedule(path, placement);
   const std::string problem = planner::summarize(planner::validate(schedule));
   if (problem.empty()) return schedule;
   throw InputError(path, problem + "; `recycle plan --check " + path + "` lists them");
@@ -78,11 +81,11 @@ int run_simulate(const SimulateOptions& o) {
   sim::SimOptions options;
   options.iterations = o.iterations;
   if (!o.schedule_file.empty()) {
-    schedule = load_checked(o.schedule_file);
+    schedule = load_checked(o.schedule_file, o.placement.placement());
     require_fits(schedule.layout);
     options.source = o.schedule_file;
   } else {
-    const planner::Layout layout = o.layout.layout();
+    const planner::Layout layout = planner::layout_for(request.name, o.layout.layout());
     require_fits(layout);
     std::string why;
     auto made = request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
@@ -128,6 +131,8 @@ Command add_simulate_command(CLI::App& app) {
       "--schedule-file", o->schedule_file,
       "Schedule file (JSON or PyTorch CSV), compute-only or lowered; its layout is used");
   file->excludes(schedule);
+  o->placement.add_to(*sub);
+  sub->get_option("--placement")->needs(file);
   for (const char* flag : {"--pp", "--microbatches", "--dp", "--interleave", "--memory-limit",
                            "--fail", "--no-stagger", "--plan-table", "--exact", "--time-limit"})
     file->excludes(sub->get_option(flag));

@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
+#include "planner/timing.hpp"
 #include "planner/validator.hpp"
 
 namespace {
@@ -183,6 +184,113 @@ TEST_CASE("zb-h2: valid, M F/I/W, peak at most the memory limit, 2pp - 1 by defa
   }
 }
 
+namespace {
+
+/// The V layout zb-v and dualpipe-v run on: two chunks per worker, chunk 1 reversed.
+Layout v_layout(std::int32_t dp, std::int32_t pp, std::int32_t m) {
+  return layout_for("zb-v", Layout{dp, pp, m, 1});
+}
+
+std::int32_t count_at(const WorkerSchedule& worker, ActionType type, std::int32_t virtual_stage) {
+  return static_cast<std::int32_t>(std::count_if(
+      worker.actions.begin(), worker.actions.end(),
+      [&](const Action& a) { return a.type == type && a.virtual_stage == virtual_stage; }));
+}
+
+recycle::Nanos unit_makespan(const Schedule& schedule) {
+  const auto timeline =
+      compute_timeline(schedule, Costs::uniform(schedule.layout.virtual_stages(), {1, 1, 1}));
+  REQUIRE(timeline.has_value());
+  return timeline->makespan;
+}
+
+}  // namespace
+
+TEST_CASE("V placement: stage s runs virtual stages s and 2pp - 1 - s") {
+  const Layout layout = v_layout(1, 4, 8);
+  CHECK(layout.interleave == 2);
+  CHECK(layout.placement == Placement::kV);
+  const std::int32_t want[] = {0, 1, 2, 3, 3, 2, 1, 0};  // torch's "v" stage-to-rank mapping
+  for (std::int32_t v = 0; v < 8; ++v) {
+    CAPTURE(v);
+    CHECK(layout.stage_of(v) == want[v]);
+    CHECK(layout.virtual_stage(layout.stage_of(v), layout.chunk_of(v)) == v);
+  }
+  CHECK(layout_for("1f1b", Layout{1, 4, 8, 1}) == Layout{1, 4, 8, 1});
+}
+
+TEST_CASE("zb-v: valid, M F/I/W per chunk, 1F1B's peak of 2pp half-stage chunks") {
+  for (const std::int32_t pp : kPps) {
+    for (const std::int32_t m : microbatch_grid(pp)) {
+      for (const std::int32_t dp : kDps) {
+        CAPTURE(pp);
+        CAPTURE(m);
+        CAPTURE(dp);
+        const Schedule schedule = generate("zb-v", v_layout(dp, pp, m));
+        check_valid(schedule);
+        for (const WorkerSchedule& worker : schedule.workers) {
+          for (const std::int32_t chunk : {0, 1}) {
+            const std::int32_t v = schedule.layout.virtual_stage(worker.id.stage, chunk);
+            CHECK(count_at(worker, ActionType::kForward, v) == m);
+            CHECK(count_at(worker, ActionType::kBackwardInput, v) == m);
+            CHECK(count_at(worker, ActionType::kBackwardWeight, v) == m);
+          }
+        }
+        // A chunk is half a stage, so 2pp chunks are 1F1B's pp micro-batches. Stage 0 reaches
+        // it once M >= 2pp - 1: 2pp - 1 chunk-0 forwards, then chunk 1's first forward.
+        CHECK(max_peak(schedule) <= 2 * pp);
+        if (m >= 2 * pp - 1) CHECK(max_peak(schedule) == 2 * pp);
+      }
+    }
+  }
+}
+
+TEST_CASE("dualpipe-v: valid, every chunk's M backwards, a peak of 2pp + 1 half-stage chunks") {
+  for (const std::int32_t pp : kPps) {
+    for (const std::int32_t m : {2 * pp, 2 * pp + 1, 3 * pp + 1}) {
+      for (const std::int32_t dp : kDps) {
+        CAPTURE(pp);
+        CAPTURE(m);
+        CAPTURE(dp);
+        const Schedule schedule = generate("dualpipe-v", v_layout(dp, pp, m));
+        check_valid(schedule);
+        for (const WorkerSchedule& worker : schedule.workers) {
+          for (const std::int32_t chunk : {0, 1}) {
+            const std::int32_t v = schedule.layout.virtual_stage(worker.id.stage, chunk);
+            CHECK(count_at(worker, ActionType::kForward, v) == m);
+            CHECK(count_at(worker, ActionType::kBackward, v) +
+                      count_at(worker, ActionType::kBackwardInput, v) ==
+                  m);
+            CHECK(count_at(worker, ActionType::kBackwardWeight, v) ==
+                  count_at(worker, ActionType::kBackwardInput, v));
+          }
+        }
+        // Stage 0 by hand: 2(pp - 1) + 1 chunk-0 forwards and one chunk-1 forward hold 2pp
+        // chunks; in the main step each (F0, B1) pair peaks one above that.
+        if (pp > 1) CHECK(max_peak(schedule) == 2 * pp + 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("zb-v and dualpipe-v, pp 4, M 8, F = I = W = 1: the bubble is pp - 1 per stage") {
+  // By hand: the first forward reaches stage pp - 1 after pp - 1 steps, and every stage has 2
+  // chunks x M x (F + I + W) = 6M steps of work, so no schedule ends before 6M + pp - 1 = 51; both
+  // reach it (ZB-V's zero-bubble steady state, DualPipe-V's F/B pairs), so the bubble is
+  // pp x 51 - pp x 48 = 12 steps in all, pp - 1 on every stage. For scale: 1F1B on the same
+  // work (a stage costing 2 chunks, F = I + W = 2... ) idles (pp - 1)(F + I + W) = 18 steps a
+  // stage.
+  for (const std::string name : {"zb-v", "dualpipe-v"}) {
+    CAPTURE(name);
+    const Schedule schedule = generate(name, v_layout(1, 4, 8));
+    CHECK(unit_makespan(schedule) == 6 * 8 + 4 - 1);
+  }
+  const Schedule one_f_one_b = generate("1f1b", Layout{1, 4, 8, 1});
+  const auto timeline = compute_timeline(one_f_one_b, Costs::uniform(4, {2, 2, 2}));
+  REQUIRE(timeline.has_value());
+  CHECK(timeline->makespan == (8 + 4 - 1) * 6);
+}
+
 TEST_CASE("generators reject layouts they cannot serve, naming the flag") {
   const auto where = [](const std::string& name, Layout layout) -> std::string {
     try {
@@ -199,11 +307,15 @@ TEST_CASE("generators reject layouts they cannot serve, naming the flag") {
   }
   CHECK(where("interleaved", Layout{1, 4, 6, 2}) == "--microbatches");
   CHECK(where("interleaved", Layout{1, 4, 8, 1}) == "--interleave");
+  CHECK(where("zb-v", Layout{1, 4, 8, 3}) == "--interleave");
+  CHECK(where("zb-v", Layout{1, 4, 8, 2}) == "--interleave");  // looped, not a V
+  CHECK(where("dualpipe-v", v_layout(1, 4, 7)) == "--microbatches");
+  CHECK(where("1f1b", v_layout(1, 4, 8)) == "--schedule");
   for (const std::string& name : fault_free_generator_names()) {
     CAPTURE(name);
-    CHECK(where(name, Layout{1, 0, 8, 1}) == "--pp");
-    CHECK(where(name, Layout{0, 4, 8, 1}) == "--dp");
-    CHECK(where(name, Layout{1, 4, 0, 1}) == "--microbatches");
+    CHECK(where(name, layout_for(name, Layout{1, 0, 8, 1})) == "--pp");
+    CHECK(where(name, layout_for(name, Layout{0, 4, 8, 1})) == "--dp");
+    CHECK(where(name, layout_for(name, Layout{1, 4, 0, 1})) == "--microbatches");
   }
   GeneratorOptions options;
   options.layout = Layout{1, 4, 8, 1};

@@ -2,6 +2,8 @@
 // readable list of violations for failure messages.
 #pragma once
 
+#include <doctest/doctest.h>
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -72,6 +74,20 @@ inline std::string show(const std::vector<Violation>& violations) {
   for (const Violation& v : violations)
     text += std::string(rule_name(v.rule)) + ": " + v.message + "\n";
   return text;
+}
+
+/// Checks two schedules field by field, so a difference names the worker.
+inline void check_same(const Schedule& got, const Schedule& want) {
+  CHECK(got.generator == want.generator);
+  CHECK(got.layout == want.layout);
+  CHECK(got.failed == want.failed);
+  CHECK(got.routes == want.routes);
+  REQUIRE(got.workers.size() == want.workers.size());
+  for (std::size_t i = 0; i < got.workers.size(); ++i) {
+    INFO("worker " << i);
+    CHECK(got.workers[i].id == want.workers[i].id);
+    CHECK(got.workers[i].actions == want.workers[i].actions);
+  }
 }
 
 }  // namespace recycle::planner::testing

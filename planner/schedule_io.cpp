@@ -427,6 +427,17 @@ Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& s
     if (reduce_at >= 0) worker.actions[static_cast<std::size_t>(reduce_at)].virtual_stage = rank;
   }
   if (top_virtual_stage < 0) throw InputError(source, "no action tokens, expected at least one");
+  // Without a SEND or RECV the file is compute-only (torch 2.15 puts REDUCE_GRAD even in those):
+  // it is lowered before it runs, which puts REDUCE_GRAD and OPT at the end of every list.
+  const bool communicates =
+      std::any_of(schedule.workers.begin(), schedule.workers.end(), [](const WorkerSchedule& w) {
+        return std::any_of(w.actions.begin(), w.actions.end(),
+                           [](const Action& a) { return is_comm(a.type); });
+      });
+  if (!communicates) {
+    for (WorkerSchedule& w : schedule.workers)
+      std::erase_if(w.actions, [](const Action& a) { return is_per_iteration(a.type); });
+  }
 
   schedule.layout.dp = 1;
   schedule.layout.pp = pp;

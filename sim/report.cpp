@@ -78,6 +78,7 @@ std::string describe_layout(const planner::Schedule& schedule) {
   const planner::Layout& l = schedule.layout;
   std::string out = fmt::format("dp {} x pp {}, {} micro-batches", l.dp, l.pp, l.microbatches);
   if (l.interleave > 1) out += fmt::format(", interleave {}", l.interleave);
+  if (l.placement == planner::Placement::kV) out += " placed in a V";
   if (!schedule.failed.empty()) {
     out += fmt::format(", {} failed worker{}", schedule.failed.size(),
                        schedule.failed.size() == 1 ? "" : "s");
@@ -119,6 +120,7 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m,
                         {"pp", l.pp},
                         {"microbatches", l.microbatches},
                         {"interleave", l.interleave},
+                        {"placement", planner::placement_name(l.placement)},
                         {"failed", failed},
                         {"live_workers", run.schedule.workers.size()}}},
                       {"optimizer", run.options.staggered_optimizer ? "staggered" : "barrier"},

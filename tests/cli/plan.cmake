@@ -36,6 +36,30 @@ cli_shell_test("plan csv written then checked" 0 "valid"
 cli_test("plan --help has an example" 0 "Examples:.*recycle plan --schedule"
   plan --help)
 
+# V-shaped schedules: stage s holds virtual stages s and 2pp - 1 - s (pp 2: rank 0 has 0 and 3).
+# ZB-V's warm-up on stage 0 of 2 is 2(pp - s) - 1 = 3 chunk-0 forwards, then F1 I1 W1.
+# On torch 2.8's tokens: stage 0 sends its forwards to stage 1; 1 -> 2 stays on rank 1 (no SEND).
+cli_test("plan zb-v is placed in a V" 0
+  "^0F0,0SEND_F0,0F1,0SEND_F1,0F2,0SEND_F2,3RECV_F0,3F0,3I0,.* ## 1RECV_F0,1F0,1RECV_F1,2F0,"
+  plan --schedule zb-v --pp 2 --microbatches 4 --format csv-comms --torch-version 2.8)
+cli_shell_test("plan dualpipe-v written as torch 2.15 CSV, checked as a V" 0
+  "valid: file schedule, dp 1 x pp 4, 8 micro-batches, interleave 2 placed in a V"
+  "${P} plan --schedule dualpipe-v --pp 4 --microbatches 8 --format csv-comms -o ${OUT}/dpv.csv && ${P} plan --check ${OUT}/dpv.csv")
+cli_shell_test("plan --check --placement loop refuses a V file" 2
+  "dpv_loop.csv:1: column [0-9]+: '7RECV_F0' is for stage 3 .virtual stage 7 of 4 ranks placed in a loop., but this row is rank 0 .--placement loop. ## $"
+  "${P} plan --schedule dualpipe-v --pp 4 --microbatches 8 --format csv-comms -o ${OUT}/dpv_loop.csv 2>/dev/null && ${P} plan --check ${OUT}/dpv_loop.csv --placement loop")
+cli_test("plan zb-v --interleave 3 is refused" 2
+  "^error: --interleave: zb-v runs two chunks per worker placed in a V[;] give --interleave 2 or leave it out ## $"
+  plan --schedule zb-v --pp 4 --microbatches 8 --interleave 3)
+cli_test("plan dualpipe-v needs 2pp micro-batches" 2
+  "^error: --microbatches: dualpipe-v needs at least 2 x --pp .8. micro-batches, got 7 ## $"
+  plan --schedule dualpipe-v --pp 4 --microbatches 7)
+cli_test("plan --torch-version outside the list" 2 "--torch-version: 2.9 not in"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --format csv-comms --torch-version 2.9)
+cli_test("simulate zb-v, F = I = W = 1: pp - 1 idle steps per stage" 0
+  "zb-v: dp 1 x pp 4, 8 micro-batches, interleave 2 placed in a V.*iteration time +51 s"
+  simulate --schedule zb-v --pp 4 --microbatches 8 --costs 1,1,1)
+
 cli_test("check valid hand-written json" 0 "valid: hand schedule" plan --check ${DATA}/valid_pp2.json)
 cli_test("check valid hand-written csv" 0 "valid" plan --check ${DATA}/valid_pp2.csv)
 cli_test("check missing micro-batch" 1 "missing.*1F1" plan --check ${DATA}/missing_mb.json)
@@ -142,3 +166,51 @@ cli_test("plan-table plans are validated when read" 2
   "table_order.json: plans.1..schedule: invalid schedule: worker .1,0. action 0 '0I0@0': I before its F"
   plan --schedule recycle --pp 2 --dp 2 --microbatches 2 --fail 0:0
   --plan-table ${CMAKE_CURRENT_LIST_DIR}/../hostile/files/table_order.json)
+
+# torch's own schedules, dumped by torch 2.8 and 2.15 (tests/cli/data/torch/README.md), read back:
+# the looped ones as loops, ZB-V and DualPipe-V as Vs, and simulated.
+set(TORCH ${DATA}/torch)
+foreach(version 2.8 2.15)
+  foreach(class Interleaved1F1B LoopedBFS InterleavedZeroBubble)
+    foreach(form compute_only compute_comms)
+      cli_test("torch ${version} ${class} ${form} reads back" 0
+        "valid: file schedule, dp 1 x pp 4, 8 micro-batches, interleave 2, 4 live workers"
+        plan --check ${TORCH}/${version}/Schedule${class}.${form}.csv)
+    endforeach()
+  endforeach()
+  foreach(form compute_only compute_comms)
+    cli_test("torch ${version} ZBVZeroBubble ${form} reads back as a V" 0
+      "interleave 2 placed in a V, 4 live workers"
+      plan --check ${TORCH}/${version}/ScheduleZBVZeroBubble.${form}.csv)
+  endforeach()
+  # Unit costs: torch's ZB-V order, lowered by recycle, reaches the bound 6M + pp - 1 = 51
+  # (generators_test.cpp). torch's own lowering runs too; its receives share each rank's stream in
+  # torch's order, which the runtime model charges for (docs/formats.md).
+  cli_test("torch ${version} ZBVZeroBubble compute_only simulates" 0 "iteration time +51 s"
+    simulate --schedule-file ${TORCH}/${version}/ScheduleZBVZeroBubble.compute_only.csv --costs 1,1,1)
+  cli_test("torch ${version} ZBVZeroBubble compute_comms simulates" 0 "iteration time +[0-9]+ s"
+    simulate --schedule-file ${TORCH}/${version}/ScheduleZBVZeroBubble.compute_comms.csv --costs 1,1,1)
+  cli_test("torch ${version} GPipe (one stage per rank) reads back" 0 "valid: file schedule"
+    plan --check ${TORCH}/${version}/ScheduleGPipe.compute_only.csv)
+  # torch's Schedule1F1B._get_pipeline_order (a drawing; the class runs its own loop) numbers the
+  # last rank's forwards from 1: it lists 3F8 and never 3F0. The check says so.
+  cli_test("torch ${version} Schedule1F1B's drawn order is refused" 1
+    "'3F0' missing: pipeline 0's micro-batch 0 never runs F at virtual stage 3"
+    plan --check ${TORCH}/${version}/Schedule1F1B.compute_only.csv)
+endforeach()
+foreach(form compute_only compute_comms)
+  cli_test("torch 2.15 DualPipeV ${form} reads back as a V" 0
+    "interleave 2 placed in a V, 4 live workers"
+    plan --check ${TORCH}/2.15/ScheduleDualPipeV.${form}.csv)
+endforeach()
+cli_test("torch 2.15 DualPipeV compute_only simulates" 0 "iteration time +51 s"
+  simulate --schedule-file ${TORCH}/2.15/ScheduleDualPipeV.compute_only.csv --costs 1,1,1)
+cli_test("torch 2.15 DualPipeV compute_comms simulates" 0 "iteration time +[0-9]+ s"
+  simulate --schedule-file ${TORCH}/2.15/ScheduleDualPipeV.compute_comms.csv --costs 1,1,1)
+# recycle's zb-v and dualpipe-v are torch's orders: the same tokens in the same order on every rank
+# (idle cells dropped, torch's OVERLAP_F_B pairs split into their F and B).
+set(ORDER "tr -d '\\r' | sed -e 's/(\\([^;]*\\);\\([^)]*\\))OVERLAP_F_B/\\1,\\2/g' -e 's/,,*/,/g' -e 's/^,//' -e 's/,$//'")
+cli_shell_test("zb-v is torch 2.15's ScheduleZBVZeroBubble order" 0 "^same ## $"
+  "${P} plan --schedule zb-v --pp 4 --microbatches 8 --format csv | ${ORDER} > ${OUT}/zbv_ours.txt && cat ${TORCH}/2.15/ScheduleZBVZeroBubble.compute_only.csv | ${ORDER} > ${OUT}/zbv_torch.txt && diff ${OUT}/zbv_ours.txt ${OUT}/zbv_torch.txt && echo same")
+cli_shell_test("dualpipe-v is torch 2.15's ScheduleDualPipeV order" 0 "^same ## $"
+  "${P} plan --schedule dualpipe-v --pp 4 --microbatches 8 --format csv | ${ORDER} > ${OUT}/dpv_ours.txt && cat ${TORCH}/2.15/ScheduleDualPipeV.compute_only.csv | ${ORDER} > ${OUT}/dpv_torch.txt && diff ${OUT}/dpv_ours.txt ${OUT}/dpv_torch.txt && echo same")

@@ -401,8 +401,8 @@ TEST_CASE("PyTorch CSV: reading skips idle cells and spaces") {
   want.layout = {1, 3, 1, 2};  // virtual stage 5 on rank 2: 2 chunks of 3 ranks
   want.workers = {{{0, 0}, {{F, 0, 0, 0}}},
                   {{0, 1}, {{F, 4, 0, 0}}},
-                  {{0, 2}, {{I, 5, 0, 0}, {OPT, 2, -1, 0}}}};
-  check_same(schedule_from_pytorch_csv("0F0,,\n,4F0\r\n , 5I0 ,,2OPT,\n", "s.csv"), want);
+                  {{0, 2}, {{I, 5, 0, 0}, {SEND_B, 5, 0, 0}, {OPT, 2, -1, 0}}}};
+  check_same(schedule_from_pytorch_csv("0F0,,\n,4F0\r\n , 5I0 ,5SEND_B0,,2OPT,\n", "s.csv"), want);
 }
 
 TEST_CASE("PyTorch CSV: only schedules whose pipelines all run one list can be written") {

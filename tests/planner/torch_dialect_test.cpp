@@ -197,12 +197,14 @@ void run_ranks(const Rows& rows, const std::map<int, int>& rank_of, int last_sta
 /// token for (OPT; REDUCE_GRAD in 2.8), which the simulator implies at the end of each list.
 Schedule without_untokened(Schedule schedule, TorchVersion version) {
   schedule.generator = "file";
-  // On one rank a V and a loop place every stage alike; the reader calls that a loop.
-  if (schedule.layout.pp == 1) schedule.layout.placement = Placement::kLoop;
+  // On one rank a V and a loop place every stage alike; the reader calls that a loop. And one
+  // rank sends nothing, so its file reads as compute-only, REDUCE_GRAD left to the end.
+  const bool one_rank = schedule.layout.pp == 1;
+  if (one_rank) schedule.layout.placement = Placement::kLoop;
   for (WorkerSchedule& w : schedule.workers) {
     std::erase_if(w.actions, [&](const Action& a) {
       return a.type == ActionType::kOptimizer ||
-             (version == TorchVersion::k2_8 && a.type == ActionType::kReduceGrad);
+             ((version == TorchVersion::k2_8 || one_rank) && a.type == ActionType::kReduceGrad);
     });
   }
   return schedule;
@@ -289,11 +291,18 @@ TEST_CASE("torch tokens read back: pacing tokens dropped, OVERLAP_F_B split, RED
       "0B0,0B1,0REDUCE_GRAD,0WAIT_REDUCE_GRAD,0RESHARD,1RESHARD\n";
   const Schedule back = schedule_from_pytorch_csv(csv, "v.csv");
   CHECK(back.layout == Layout{1, 1, 2, 2, Placement::kLoop});  // one rank: loop and V agree
-  const std::vector<Action> want = {
-      act(F, 0, 0), act(F, 1, 0), act(F, 0, 1),
-      act(B, 1, 0), act(F, 1, 1), act(B, 1, 1),
-      act(B, 0, 0), act(B, 0, 1), {ActionType::kReduceGrad, 0, -1, 0}};
+  // No SEND or RECV: a compute-only file, whose REDUCE_GRADs come at the end when it is lowered.
+  const std::vector<Action> want = {act(F, 0, 0), act(F, 1, 0), act(F, 0, 1), act(B, 1, 0),
+                                    act(F, 1, 1), act(B, 1, 1), act(B, 0, 0), act(B, 0, 1)};
   CHECK(back.workers.at(0).actions == want);
+  // With communication the REDUCE_GRADs of a rank become one, where the last was.
+  const Schedule lowered = schedule_from_pytorch_csv(
+      "0F0,0SEND_F0,0REDUCE_GRAD,0WAIT_REDUCE_GRAD\n"
+      "1RECV_F0,1F0,1B0,1REDUCE_GRAD,1WAIT_REDUCE_GRAD\n",
+      "c.csv");
+  const std::vector<Action> rank0 = {
+      act(F, 0, 0), act(ActionType::kSendF, 0, 0), {ActionType::kReduceGrad, 0, -1, 0}};
+  CHECK(lowered.workers.at(0).actions == rank0);
 }
 
 TEST_CASE("torch CSVs: the placement is read from the tokens, or checked against --placement") {

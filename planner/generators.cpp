@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <initializer_list>
 #include <utility>
 
 #include "core/error.hpp"
@@ -160,32 +161,25 @@ std::vector<Action> zb_v_order(const Layout& layout, std::int32_t stage) {
     return next[static_cast<std::size_t>(split_index(type))][chunk];
   };
   using enum ActionType;
-  for (std::int32_t k = 0; k < 2 * (p - stage) - 1; ++k) emit(kForward, 0);
-  for (std::int32_t k = 0; k < stage; ++k) {
-    emit(kForward, 1);
-    emit(kForward, 0);
-  }
-  for (std::int32_t k = 0; k < p - stage; ++k) {
-    emit(kForward, 1);
-    emit(kBackwardInput, 1);
-    emit(kBackwardWeight, 1);
-  }
+  // `times` repetitions of one step of the order: its (type, chunk) pairs in turn.
+  const auto phase = [&](std::int32_t times,
+                         std::initializer_list<std::pair<ActionType, std::size_t>> step) {
+    for (std::int32_t k = 0; k < times; ++k)
+      for (const auto& [type, chunk] : step) emit(type, chunk);
+  };
+  phase(2 * (p - stage) - 1, {{kForward, 0}});
+  phase(stage, {{kForward, 1}, {kForward, 0}});
+  phase(p - stage, {{kForward, 1}, {kBackwardInput, 1}, {kBackwardWeight, 1}});
   while (count(kForward, 1) < count(kForward, 0) || count(kForward, 0) < n) {
     if (count(kForward, 0) < n) emit(kForward, 0);
-    emit(kBackwardInput, 0);
-    emit(kBackwardWeight, 0);
-    emit(kForward, 1);
-    emit(kBackwardInput, 1);
-    emit(kBackwardWeight, 1);
+    phase(1, {{kBackwardInput, 0},
+              {kBackwardWeight, 0},
+              {kForward, 1},
+              {kBackwardInput, 1},
+              {kBackwardWeight, 1}});
   }
-  for (std::int32_t k = 0; k < stage; ++k) {
-    emit(kBackwardInput, 0);
-    emit(kBackwardInput, 1);
-  }
-  for (std::int32_t k = 0; k < p - stage; ++k) {
-    emit(kBackwardInput, 0);
-    emit(kBackwardWeight, 0);
-  }
+  phase(stage, {{kBackwardInput, 0}, {kBackwardInput, 1}});
+  phase(p - stage, {{kBackwardInput, 0}, {kBackwardWeight, 0}});
   while (count(kBackwardWeight, 1) < count(kBackwardInput, 1)) emit(kBackwardWeight, 1);
   while (count(kBackwardWeight, 0) < count(kBackwardInput, 0)) emit(kBackwardWeight, 0);
   return order;

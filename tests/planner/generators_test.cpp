@@ -219,58 +219,64 @@ TEST_CASE("V placement: stage s runs virtual stages s and 2pp - 1 - s") {
   CHECK(layout_for("1f1b", Layout{1, 4, 8, 1}) == Layout{1, 4, 8, 1});
 }
 
-TEST_CASE("zb-v: valid, M F/I/W per chunk, 1F1B's peak of 2pp half-stage chunks") {
+/// Generates `name` on a V for every pp, the micro-batch counts `ms(pp)` and every dp; checks it is
+/// valid, calls `per_chunk(worker, virtual stage, m)` for both chunks of every worker, then
+/// `whole(schedule, pp, m)`.
+template <typename Ms, typename PerChunk, typename Whole>
+void check_v_grid(const std::string& name, Ms&& ms, PerChunk&& per_chunk, Whole&& whole) {
   for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : microbatch_grid(pp)) {
+    for (const std::int32_t m : ms(pp)) {
       for (const std::int32_t dp : kDps) {
         CAPTURE(pp);
         CAPTURE(m);
         CAPTURE(dp);
-        const Schedule schedule = generate("zb-v", v_layout(dp, pp, m));
+        const Schedule schedule = generate(name, v_layout(dp, pp, m));
         check_valid(schedule);
         for (const WorkerSchedule& worker : schedule.workers) {
-          for (const std::int32_t chunk : {0, 1}) {
-            const std::int32_t v = schedule.layout.virtual_stage(worker.id.stage, chunk);
-            CHECK(count_at(worker, ActionType::kForward, v) == m);
-            CHECK(count_at(worker, ActionType::kBackwardInput, v) == m);
-            CHECK(count_at(worker, ActionType::kBackwardWeight, v) == m);
-          }
+          for (const std::int32_t chunk : {0, 1})
+            per_chunk(worker, schedule.layout.virtual_stage(worker.id.stage, chunk), m);
         }
-        // A chunk is half a stage, so 2pp chunks are 1F1B's pp micro-batches. Stage 0 reaches
-        // it once M >= 2pp - 1: 2pp - 1 chunk-0 forwards, then chunk 1's first forward.
-        CHECK(max_peak(schedule) <= 2 * pp);
-        if (m >= 2 * pp - 1) CHECK(max_peak(schedule) == 2 * pp);
+        whole(schedule, pp, m);
       }
     }
   }
 }
 
+TEST_CASE("zb-v: valid, M F/I/W per chunk, 1F1B's peak of 2pp half-stage chunks") {
+  check_v_grid(
+      "zb-v", microbatch_grid,
+      [](const WorkerSchedule& worker, std::int32_t v, std::int32_t m) {
+        CHECK(count_at(worker, ActionType::kForward, v) == m);
+        CHECK(count_at(worker, ActionType::kBackwardInput, v) == m);
+        CHECK(count_at(worker, ActionType::kBackwardWeight, v) == m);
+      },
+      [](const Schedule& schedule, std::int32_t pp, std::int32_t m) {
+        // A chunk is half a stage, so 2pp chunks are 1F1B's pp micro-batches. Stage 0 reaches
+        // it once M >= 2pp - 1: 2pp - 1 chunk-0 forwards, then chunk 1's first forward.
+        CHECK(max_peak(schedule) <= 2 * pp);
+        if (m >= 2 * pp - 1) CHECK(max_peak(schedule) == 2 * pp);
+      });
+}
+
 TEST_CASE("dualpipe-v: valid, every chunk's M backwards, a peak of 2pp + 1 half-stage chunks") {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : {2 * pp, 2 * pp + 1, 3 * pp + 1}) {
-      for (const std::int32_t dp : kDps) {
-        CAPTURE(pp);
-        CAPTURE(m);
-        CAPTURE(dp);
-        const Schedule schedule = generate("dualpipe-v", v_layout(dp, pp, m));
-        check_valid(schedule);
-        for (const WorkerSchedule& worker : schedule.workers) {
-          for (const std::int32_t chunk : {0, 1}) {
-            const std::int32_t v = schedule.layout.virtual_stage(worker.id.stage, chunk);
-            CHECK(count_at(worker, ActionType::kForward, v) == m);
-            CHECK(count_at(worker, ActionType::kBackward, v) +
-                      count_at(worker, ActionType::kBackwardInput, v) ==
-                  m);
-            CHECK(count_at(worker, ActionType::kBackwardWeight, v) ==
-                  count_at(worker, ActionType::kBackwardInput, v));
-          }
-        }
+  check_v_grid(
+      "dualpipe-v",
+      [](std::int32_t pp) {
+        return std::vector<std::int32_t>{2 * pp, 2 * pp + 1, 3 * pp + 1};
+      },
+      [](const WorkerSchedule& worker, std::int32_t v, std::int32_t m) {
+        CHECK(count_at(worker, ActionType::kForward, v) == m);
+        CHECK(count_at(worker, ActionType::kBackward, v) +
+                  count_at(worker, ActionType::kBackwardInput, v) ==
+              m);
+        CHECK(count_at(worker, ActionType::kBackwardWeight, v) ==
+              count_at(worker, ActionType::kBackwardInput, v));
+      },
+      [](const Schedule& schedule, std::int32_t pp, std::int32_t) {
         // Stage 0 by hand: 2(pp - 1) + 1 chunk-0 forwards and one chunk-1 forward hold 2pp
         // chunks; in the main step each (F0, B1) pair peaks one above that.
         if (pp > 1) CHECK(max_peak(schedule) == 2 * pp + 1);
-      }
-    }
-  }
+      });
 }
 
 TEST_CASE("zb-v and dualpipe-v, pp 4, M 8, F = I = W = 1: the bubble is pp - 1 per stage") {

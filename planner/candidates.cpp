@@ -177,7 +177,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
       share[s] = std::min(share[s] + 2, options.memory_limit[s]);
     if (share != options.memory_limit) variants.push_back({std::move(share), false, false});
   }
-  const auto schedule_variant = [&](std::size_t i) {
+  const auto schedule_variant = [&](std::size_t i, Nanos give_up_at = kMaxClock) {
     ListScheduleInput input{&skeleton,
                             &costs,
                             variants[i].limit,
@@ -187,6 +187,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                             {}};
     input.forward_waits_for_gradient = variants[i].forward_waits;
     input.network = &model;
+    input.give_up_at = give_up_at;
     return list_schedule(input);
   };
   std::vector<Candidate> candidates;
@@ -194,10 +195,22 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
     // Timing a candidate over iterations costs more than its list schedule here: the candidates
     // are compared by their first iteration alone (the list schedule's makespan, which the
     // execution graph reproduces; it bounds the period from above), and the one chosen is timed.
-    std::vector<ListScheduleResult> results = parallel_map(variants.size(), schedule_variant);
+    // The first two run in full; each later one gives up once it cannot end before the better
+    // of them (the first wins ties, so a later one must end strictly before). The choice is the
+    // same as running all in full, and on any number of threads.
+    const std::size_t leading = std::min<std::size_t>(2, variants.size());
+    std::vector<ListScheduleResult> results =
+        parallel_map(leading, [&](std::size_t i) { return schedule_variant(i); });
+    Nanos to_beat = kMaxClock;
+    for (const ListScheduleResult& r : results) to_beat = std::min(to_beat, r.makespan);
+    for (ListScheduleResult& r : parallel_map(variants.size() - leading, [&](std::size_t i) {
+           return schedule_variant(leading + i, to_beat);
+         })) {
+      results.push_back(std::move(r));
+    }
     std::size_t first = 0;
     for (std::size_t i = 1; i < results.size(); ++i) {
-      if (results[i].makespan < results[first].makespan) first = i;
+      if (!results[i].gave_up && results[i].makespan < results[first].makespan) first = i;
     }
     candidates.push_back(evaluate(skeleton, model, std::move(results[first].workers)));
   } else {

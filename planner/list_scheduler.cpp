@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <map>
 
 #include "core/error.hpp"
 #include "planner/execution_graph.hpp"
@@ -40,6 +41,7 @@ struct WorkerState {
   std::int32_t held = 0;
   std::int32_t limit = 0;      ///< micro-batches of activations it may hold
   std::int64_t remaining = 0;  ///< actions still to place
+  Nanos remaining_time = 0;    ///< their durations, summed
   /// Forward and input queues, ordered by (ready, rank). Items arrive almost in
   /// that order: every action of a stage costs the same and actions start in time order, so an
   /// insertion from the back rarely moves more than a tie.
@@ -136,7 +138,9 @@ class Scheduler {
     index_.assign(static_cast<std::size_t>(layout_.workers()), -1);
     std::vector<WorkerId> failed = in.skeleton->failed;
     std::sort(failed.begin(), failed.end());
+    choose_stand_ins(failed);
     for (std::int32_t d = 0; d < layout_.dp; ++d) {
+      if (stand_in_[static_cast<std::size_t>(d)] != d) continue;
       for (std::int32_t s = 0; s < layout_.pp; ++s) {
         if (std::binary_search(failed.begin(), failed.end(), WorkerId{d, s})) continue;
         index_[flat({d, s})] = static_cast<std::int32_t>(workers_.size());
@@ -154,6 +158,7 @@ class Scheduler {
     // re-routed.
     std::vector<std::size_t> own(workers_.size(), 0), rerouted(workers_.size(), 0);
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
+      if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
       for (std::int32_t s = 0; s < layout_.pp; ++s) {
         for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
           const std::int32_t w = worker_index(owner, s, mb);
@@ -168,6 +173,16 @@ class Scheduler {
       WorkerState& x = workers_[w];
       const std::size_t n = own[w] + rerouted[w];
       x.remaining = 3 * static_cast<std::int64_t>(n);
+      const auto si = static_cast<std::size_t>(x.id.stage);
+      // Saturated at kMaxClock, so that it stays a lower bound and `end + remaining_time` fits.
+      const Nanos per_microbatch =
+          std::min(kMaxClock, forward_cost_[si] +
+                                  (in.fuse_backward
+                                       ? backward_cost_[si]
+                                       : std::min(kMaxClock, input_cost_[si] + weight_cost_[si])));
+      x.remaining_time = n == 0 || per_microbatch <= kMaxClock / static_cast<Nanos>(n)
+                             ? static_cast<Nanos>(n) * per_microbatch
+                             : kMaxClock;
       x.forward = {ready_slots, ready_slots};
       x.input = {ready_slots + n, ready_slots + n};
       ready_slots += 2 * n;
@@ -182,6 +197,7 @@ class Scheduler {
       orders_[w].reserve(static_cast<std::size_t>(workers_[w].remaining));
     }
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
+      if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
       for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
         push_ready(workers_[static_cast<std::size_t>(worker_index(owner, 0, mb))].forward,
                    {0, mb, owner});
@@ -198,18 +214,85 @@ class Scheduler {
       const std::int64_t key = x.candidate;
       x.candidate = -1;  // taken out: refresh() queues the next one
       execute(e.worker, key);
+      if (in_.give_up_at < kMaxClock && bound_ >= in_.give_up_at) return {{}, bound_, true};
     }
     ListScheduleResult out;
     out.makespan = makespan_;
-    out.workers.reserve(workers_.size());
-    for (std::size_t w = 0; w < workers_.size(); ++w) {
-      RECYCLE_ASSERT(workers_[w].remaining == 0, "list scheduling stalled with work left");
-      out.workers.push_back({workers_[w].id, std::move(orders_[w])});
+    for (const WorkerState& x : workers_)
+      RECYCLE_ASSERT(x.remaining == 0, "list scheduling stalled with work left");
+    // Every live worker in (dp, stage) order; a stood-in pipeline gets its stand-in's lists
+    // under its own name. A stand-in comes before the pipelines it stands for (it is the lowest of
+    // them), and is moved out last.
+    out.workers.reserve(static_cast<std::size_t>(layout_.workers()) - in_.skeleton->failed.size());
+    for (std::int32_t d = 0; d < layout_.dp; ++d) {
+      const std::int32_t from = stand_in_[static_cast<std::size_t>(d)];
+      for (std::int32_t s = 0; s < layout_.pp; ++s) {
+        const std::int32_t w = index_[flat({from, s})];
+        if (w < 0) continue;  // failed
+        std::vector<Action>& order = orders_[static_cast<std::size_t>(w)];
+        if (from == d) {
+          out.workers.push_back(
+              {{d, s},
+               last_stood_for_[static_cast<std::size_t>(d)] == d ? std::move(order) : order});
+          continue;
+        }
+        std::vector<Action> copy =
+            last_stood_for_[static_cast<std::size_t>(from)] == d ? std::move(order) : order;
+        for (Action& a : copy) a.owner = d;
+        out.workers.push_back({{d, s}, std::move(copy)});
+      }
     }
     return out;
   }
 
  private:
+  /// Pipelines that neither lost a worker nor run another's micro-batch are independent of all
+  /// others, and two of them whose stages pair up on nodes alike and whose micro-batches rank
+  /// alike get the same lists (owner aside): the lowest of each such class is scheduled and
+  /// stands in for the rest. At 16,384 GPUs a failure set touches a few of 128 pipelines.
+  void choose_stand_ins(const std::vector<WorkerId>& failed) {
+    const auto dp = static_cast<std::size_t>(layout_.dp);
+    std::vector<char> touched(dp, 0);
+    for (const WorkerId& f : failed) touched[static_cast<std::size_t>(f.dp)] = 1;
+    for (const Route& r : in_.skeleton->routes) {
+      touched[static_cast<std::size_t>(r.owner)] = 1;
+      touched[static_cast<std::size_t>(r.dp)] = 1;
+    }
+    stand_in_.resize(dp);
+    last_stood_for_.resize(dp);
+    std::map<std::vector<std::int32_t>, std::int32_t> classes;
+    std::vector<std::int32_t> signature;
+    for (std::int32_t d = 0; d < layout_.dp; ++d) {
+      const auto i = static_cast<std::size_t>(d);
+      stand_in_[i] = d;
+      last_stood_for_[i] = d;
+      if (touched[i] || !in_.stand_ins) continue;
+      signature.clear();
+      if (charged_) {
+        const Cluster& cluster = in_.network->cluster;
+        for (std::int32_t s = 0; s + 1 < layout_.pp; ++s) {
+          const std::int64_t node = cluster.first_node({d, s});
+          signature.push_back(cluster.last_node({d, s}) == node &&
+                              cluster.first_node({d, s + 1}) == node &&
+                              cluster.last_node({d, s + 1}) == node);
+        }
+      }
+      if (!in_.rank.empty()) {
+        const auto m = static_cast<std::size_t>(layout_.microbatches);
+        std::vector<std::int32_t> by_rank(m);
+        for (std::size_t mb = 0; mb < m; ++mb) by_rank[mb] = static_cast<std::int32_t>(mb);
+        std::sort(by_rank.begin(), by_rank.end(), [&](std::int32_t a, std::int32_t b) {
+          return in_.rank[i * m + static_cast<std::size_t>(a)] <
+                 in_.rank[i * m + static_cast<std::size_t>(b)];
+        });
+        signature.insert(signature.end(), by_rank.begin(), by_rank.end());
+      }
+      const auto [it, fresh] = classes.try_emplace(signature, d);
+      stand_in_[i] = it->second;
+      last_stood_for_[static_cast<std::size_t>(it->second)] = d;
+    }
+  }
+
   std::size_t flat(WorkerId id) const {
     return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) +
            static_cast<std::size_t>(id.stage);
@@ -334,6 +417,8 @@ class Scheduler {
     if (end >= kMaxClock) refuse_clock("schedule");
     x.free_at = end;
     makespan_ = std::max(makespan_, end);
+    x.remaining_time -= duration;
+    bound_ = std::max(bound_, end + x.remaining_time);
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
     orders_[static_cast<std::size_t>(worker)].push_back({type, s, mb, owner});
 
@@ -372,12 +457,18 @@ class Scheduler {
   std::vector<Nanos> sent_;
   /// Per worker: the node it lies wholly on, or -1 when it spans nodes (Cluster::same_node).
   std::vector<std::int64_t> node_;
-  std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if failed
+  std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if not scheduled
+  std::vector<std::int32_t> stand_in_;  ///< per pipeline: the pipeline scheduled for it
+  /// per stand-in: the highest pipeline it stands for (its lists are moved out there)
+  std::vector<std::int32_t> last_stood_for_;
   std::vector<WorkerState> workers_;
   std::vector<Ready> ready_;     ///< the forward and input queues' storage
   std::vector<Weight> weights_;  ///< the weight queues' storage
   std::vector<std::vector<Action>> orders_;
   Nanos makespan_ = 0;
+  /// The makespan is at least this: a worker ends no earlier than it is free plus the durations
+  /// of what it still has to run.
+  Nanos bound_ = 0;
   CandidateQueue queue_;
 };
 

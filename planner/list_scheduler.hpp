@@ -7,7 +7,8 @@
 //   idle time, the decoupled-backprop trick of ReCycle and Zero Bubble).
 // Taking the action with the globally earliest start keeps it causal. ZB-H2 is this scheduler on
 // a fault-free layout with 2pp - 1 micro-batches of memory; ReCycle's adaptive schedules are this
-// scheduler on the re-routed layout (planner/recycle_planner.hpp).
+// scheduler on the re-routed layout (planner/recycle_planner.hpp). Pipelines no failure touches
+// are scheduled once per class of alike ones (ListScheduleInput::stand_ins).
 #pragma once
 
 #include <cstdint>
@@ -39,12 +40,21 @@ struct ListScheduleInput {
   /// Data made on another worker arrives after its transfer time on this model's network (the
   /// direct network of planner/execution_graph.hpp); nullptr or a free network: at once.
   const CostModel* network = nullptr;
+  /// Stop as soon as the makespan is known to be at least this (a candidate that cannot beat
+  /// one already made): the result then has `gave_up` set, the bound it reached and no lists.
+  /// kMaxClock: never (a schedule whose times pass the clock's end is refused instead).
+  Nanos give_up_at = kMaxClock;
+  /// Schedule one pipeline for each class of interchangeable pipelines that no failure touches,
+  /// and copy its lists to the others (the same lists as scheduling each, faster); false
+  /// schedules every pipeline itself (the tests' reference).
+  bool stand_ins = true;
 };
 
 struct ListScheduleResult {
   std::vector<WorkerSchedule>
-      workers;         ///< every live worker's compute actions, sorted by (dp, stage)
-  Nanos makespan = 0;  ///< of one iteration, with the input's costs and network
+      workers;           ///< every live worker's compute actions, sorted by (dp, stage)
+  Nanos makespan = 0;    ///< of one iteration, with the input's costs and network
+  bool gave_up = false;  ///< stopped at ListScheduleInput::give_up_at: makespan is a lower bound
 };
 
 /// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. Each

@@ -127,3 +127,69 @@ TEST_CASE(
     }
   }
 }
+
+TEST_CASE("stand-ins for untouched pipelines give the lists of scheduling every pipeline") {
+  // The reference schedules every pipeline itself. Pipelines that differ in their node pairing
+  // (PP 3 on 2-GPU nodes: pipeline 0 pairs stages 0-1 on a node, pipeline 1 pairs stages 1-2)
+  // or in how their micro-batches rank must not stand in for one another.
+  struct Case {
+    Layout layout;
+    const char* failed;
+    std::int32_t gpus_per_node;  ///< 0: a free network
+    bool ranked;  ///< ties by per-pipeline ranks (two patterns) instead of the default
+  };
+  for (const Case& c : {Case{{8, 4, 8, 1}, "", 0, false}, Case{{8, 4, 3, 1}, "1:2", 0, false},
+                        Case{{8, 4, 2, 1}, "0:0,2:3", 0, true}, Case{{9, 3, 6, 1}, "", 2, false},
+                        Case{{9, 3, 6, 1}, "", 2, true}, Case{{9, 3, 3, 1}, "4:1", 2, true},
+                        Case{{9, 4, 2, 1}, "0:1,1:2", 2, false},
+                        Case{{6, 2, 3, 1}, "0:0,1:0,2:0,3:0,4:0", 0, false}}) {
+    CAPTURE(c.failed);
+    CAPTURE(c.gpus_per_node);
+    const Schedule skel = skeleton(c.layout, c.failed);
+    const Costs costs = Costs::uniform(c.layout.pp, {3, 4, 2});
+    CostModel model = CostModel::compute_only(costs);
+    if (c.gpus_per_node > 0) {
+      model.output_bytes.assign(static_cast<std::size_t>(c.layout.pp), 1);
+      recycle::profiles::HardwareSpec hw;
+      hw.gpus_per_node = c.gpus_per_node;
+      hw.intra_node_latency = 1;
+      hw.inter_node_latency = 5;
+      model.cluster = Cluster(hw, 1, c.layout.pp);
+    }
+    ListScheduleInput input = input_for(skel, costs, uniform_limit(skel.layout, 3));
+    input.network = &model;
+    if (c.ranked) {
+      // Pipelines alternate between ranking their micro-batches forwards and backwards.
+      for (std::int32_t d = 0; d < c.layout.dp; ++d) {
+        for (std::int32_t mb = 0; mb < c.layout.microbatches; ++mb)
+          input.rank.push_back(d % 2 == 0 ? d * c.layout.microbatches + mb
+                                          : (d + 1) * c.layout.microbatches - 1 - mb);
+      }
+    }
+    ListScheduleInput reference = input;
+    reference.stand_ins = false;
+    const ListScheduleResult want = list_schedule(reference);
+    const ListScheduleResult got = list_schedule(input);
+    CHECK(got.makespan == want.makespan);
+    REQUIRE(got.workers.size() == want.workers.size());
+    for (std::size_t w = 0; w < got.workers.size(); ++w) {
+      CAPTURE(w);
+      CHECK(got.workers[w] == want.workers[w]);
+    }
+    // Giving up: at the makespan it always does (with a bound no higher than the makespan); one
+    // above it, never (and the lists are the same).
+    ListScheduleInput at = input;
+    at.give_up_at = want.makespan;
+    const ListScheduleResult stopped = list_schedule(at);
+    CHECK(stopped.gave_up);
+    CHECK(stopped.makespan >= at.give_up_at);
+    CHECK(stopped.makespan <= want.makespan);
+    CHECK(stopped.workers.empty());
+    ListScheduleInput above = input;
+    above.give_up_at = want.makespan + 1;
+    const ListScheduleResult full = list_schedule(above);
+    CHECK_FALSE(full.gave_up);
+    CHECK(full.makespan == want.makespan);
+    CHECK(full.workers == want.workers);
+  }
+}

@@ -51,6 +51,37 @@ TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simula
   }
 }
 
+// Bamboo (Thorpe et al., NSDI '23): its simulator (github.com/uclasystem/bamboo, commit 8080929,
+// project_pactum/simulation/simulator.py, model GPT-2) on its p3 spot trace: 12-stage pipelines,
+// as many as the live nodes make (at most 2 of its 32 nodes), the step times of
+// tests/sim/data/bamboo_gpt2_p3_steps.csv, a 45 s node start, a 20 s local and 30 s global
+// rendezvous, no rollback (here: a checkpoint every second at no cost). As published it gives
+// 23.684 samples/s; that includes a rule the replay does not follow: the preemption of a node in
+// no pipeline (waiting or still starting: 40 of the trace's 167) slows the running job 1.5x until
+// its next reconfiguration, as if the node had been covered. With that preemption leaving the job
+// alone (the removal handled as for a node not running: no fallback, the waiting count lowered)
+// the same simulator gives 25.866 samples/s. It measures from its first step (75 s in) to its last;
+// the replay over the whole trace and re-forms at once where the simulator first runs a step at
+// 1.5x: 1 % bounds both.
+TEST_CASE("replay: Bamboo's GPT-2 throughput on its p3 spot trace, as its simulator gives it") {
+  const auto path = recycle::traces::testing::shared_trace("bamboo-spot/p3-trace.csv");
+  if (!path) {
+    MESSAGE("skipped: ../shared/traces-raw/bamboo-spot is not there");
+    return;
+  }
+  const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/";
+  const recycle::profiles::Job job = recycle::profiles::load_job(data + "bamboo_gpt2_p3_job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(job);
+  const auto table = recycle::sim::StepTable::load(data + "bamboo_gpt2_p3_steps.csv");
+  const auto trace =
+      recycle::traces::import_trace(recycle::traces::ImportFormat::kBamboo, *path, {});
+  recycle::sim::ReplayOptions options;
+  options.policies = {recycle::sim::PolicyKind::kBamboo};
+  options.table = &table;
+  const auto result = recycle::sim::replay(job, model, trace.trace, options);
+  CHECK(result.policies.front().mean_throughput == doctest::Approx(25.866).epsilon(0.01));
+}
+
 TEST_CASE("replay: the InfiniteHBD trace (348 days, 231 nodes) under every policy") {
   const auto path = recycle::traces::testing::shared_trace("infinitehbd-stepfun/fault_trace.json");
   if (!path) {

@@ -149,6 +149,55 @@ TEST_CASE("replay: one failure, ReCycle, by hand") {
   CHECK(p.fallbacks == 0);
 }
 
+TEST_CASE("replay: one failure, Oobleck, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kOobleck});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015 (nothing to redo, as for ReCycle); then a reconfiguration of 20 s plus
+  // copying the lost stage 3 from another pipeline (c); 7 live workers train at 12 s. At 3,060
+  // the node has joined: 20 s + c again, then 10 s per iteration.
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
+  const double c =
+      j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(3)) / bandwidth;
+  REQUIRE(c < 20);  // the arithmetic below assumes the last write ends before 10,000 s
+  // Writes (each after 600 s of training): 340 s trained before the failure, so at 1,295 + c,
+  // 1,955 + c and 2,615 + c; at 3,060, 385 - c s trained since, so the next at 3,295 + 2c and
+  // then every 660 s: 11 more, the last ending at 9,955 + 2c.
+  // Training at 12 s: 3,060 - 1,035 - c - 3 x 60 = 1,845 - c; at 10 s after 3,080 + c:
+  // 10,000 - 3,080 - c - 11 x 60 = 6,260 - c.
+  CHECK(p.samples == doctest::Approx((94 + (1845 - c) / 12 + (6260 - c) / 10) * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(40 + 2 * c));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx((1845 - c) / 6));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(0));
+  CHECK(p.fallbacks == 0);
+}
+
+TEST_CASE("replay: one failure, Bamboo, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kBamboo}, job_json(),
+                             "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015; stage 3's predecessor takes over (no redo), and one covering node of
+  // 7 live passes 2.5 %: Bamboo re-forms one whole pipeline (20 s) and trains at 15 s from 1,035.
+  // At 3,060 the node has joined and 8 nodes make two pipelines: 20 s more, then 10 s.
+  // Writes as for Oobleck with c = 0: 1,295, 1,955, 2,615, then 3,295 and every 660 s to 9,895.
+  // Training at 15 s: 3,060 - 1,035 - 180 = 1,845 s (123 it.); at 10 s: 10,000 - 3,080 - 660 =
+  // 6,260 s (626 it.). With the 94 before the failure: 843 iterations.
+  CHECK(p.samples == doctest::Approx(843 * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(40));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1845.0 / 3));
+  CHECK(lost(p, LostCause::kRedundancy) == doctest::Approx(0));  // the table's 2x4 is T0
+  CHECK(p.fallbacks == 0);
+}
+
 TEST_CASE("replay: a stage with every replica down makes ReCycle fall back") {
   // Nodes 1 and 5 are stage 1 of pipelines 0 and 1; both down 1,000-3,000 s.
   const ReplayResult r =

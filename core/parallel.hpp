@@ -25,6 +25,18 @@ inline std::size_t usable_cores() {
   return std::max(1U, std::thread::hardware_concurrency());
 }
 
+/// The ids of those cores, ascending (empty when the affinity cannot be read).
+inline std::vector<int> usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  std::vector<int> out;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return out;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &set)) out.push_back(cpu);
+  }
+  return out;
+}
+
 /// Runs `make(i)` for i in [0, n) on up to `threads` threads (0: as many as usable_cores()) and
 /// returns the results by index. If some calls throw, the exception of the lowest index is
 /// rethrown once every thread has stopped.

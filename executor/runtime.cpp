@@ -10,6 +10,9 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
+
+#include <pthread.h>
+#include <sched.h>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -61,6 +64,15 @@ using Params = std::map<std::int32_t, StageParams>;  ///< one worker's stages, b
 
 /// Thrown in a worker when the run stops for a detected failure.
 struct Interrupted {};
+
+/// Keeps the calling thread on one cpu (RunConfig::pin_cpus).
+void pin_to(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
+    throw std::runtime_error("cannot keep a worker on cpu " + std::to_string(cpu));
+}
 
 /// What lives for the whole run, across the schedules a kill switches between.
 struct RunState {
@@ -471,8 +483,11 @@ std::int32_t run_segment(RunState& run, const planner::Schedule& schedule, std::
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < workers.size(); ++i) {
     threads.emplace_back([&, i] {
-      WorkerRun& out = result.workers[result_index.at(schedule.workers[i].id)];
+      const std::size_t first_index = result_index.at(schedule.workers[i].id);
+      const std::vector<int>& cpus = run.config.pin_cpus;
+      WorkerRun& out = result.workers[first_index];
       try {
+        if (!cpus.empty()) pin_to(cpus[first_index % cpus.size()]);
         out.killed = !workers[i]->run(out, first);
       } catch (const Interrupted&) {
       } catch (const std::exception& e) {

@@ -50,6 +50,10 @@ struct RunConfig {
   std::chrono::milliseconds wait_limit{60'000};
   std::vector<Kill> kills;  ///< in the order they strike
   HeartbeatConfig heartbeat;
+  /// Empty: the workers' threads run where the system puts them. Else worker i of the schedule's
+  /// list (the first schedule's, kept across kills) runs only on cpu pin_cpus[i % size]: how
+  /// workers share cores when they outnumber them (sim/shared_cores.hpp models the same).
+  std::vector<int> pin_cpus;
 };
 
 struct TimedAction {

@@ -19,6 +19,7 @@
 #include "planner/period.hpp"
 #include "planner/semantics.hpp"
 #include "sim/chrome_trace.hpp"
+#include "sim/shared_cores.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
@@ -198,8 +199,7 @@ std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::
 
 void print_text(const ValidateOptions& o, const profiles::Profile& measured,
                 const planner::Costs& costs, const std::vector<Segment>& segments,
-                const RunResult& run, std::size_t cores, bool timed,
-                std::optional<double> difference) {
+                const RunResult& run, std::size_t cores, std::optional<double> difference) {
   const planner::Layout& layout = segments.front().lowered.layout;
   std::printf(
       "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %d layers per stage, "
@@ -207,19 +207,18 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
       segments.front().name.c_str(), layout.pp, layout.dp, layout.microbatches,
       o.run.shape.microbatch_size, o.run.shape.width, o.run.shape.layers,
       segments.front().lowered.workers.size(), o.run.iterations);
-  if (!timed) {
+  if (segments.front().lowered.workers.size() > cores) {
     std::printf(
-        "%zu live workers share %zu cores, so the time is not compared (the simulator "
-        "does not model the sharing)\n",
-        segments.front().lowered.workers.size(), cores);
-  } else {
-    const profiles::StageProfile& stage = measured.stages.front();
-    std::printf(
-        "measured costs per micro-batch: F %.3f ms, I %.3f ms, W %.3f ms, optimizer %.3f ms, "
-        "hand-off %.1f us\n",
-        stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
-        stage.optimizer * 1e-6, measured.hardware.intra_node_latency * 1e-3);
+        "%zu live workers share %zu cores: worker i of the list runs on core i %% %zu, and the "
+        "prediction shares each core among its running actions (docs/validation.md)\n",
+        segments.front().lowered.workers.size(), cores, cores);
   }
+  const profiles::StageProfile& stage = measured.stages.front();
+  std::printf(
+      "measured costs per micro-batch: F %.3f ms, I %.3f ms, W %.3f ms, optimizer %.3f ms, "
+      "hand-off %.1f us\n",
+      stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
+      stage.optimizer * 1e-6, measured.hardware.intra_node_latency * 1e-3);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const executor::Recovery& r = run.recoveries[i - 1];
@@ -233,7 +232,6 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
           r.dropped_iterations, r.resumed_at, static_cast<long long>(r.dropped_microbatches),
           r.resume_ns * 1e-6, segments[i].name.c_str());
     }
-    if (!timed) continue;
     const Segment& s = segments[i];
     const double samples =
         static_cast<double>(layout.dp) * layout.microbatches * o.run.shape.microbatch_size;
@@ -250,7 +248,9 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
     std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
                 samples / *s.measured_s);
   }
-  if (timed) {
+  if (segments.front().lowered.workers.size() > cores) {
+    std::printf("busy times not compared: a shared core stretches every action's wall time\n");
+  } else {
     // Per worker, over the iterations of the last schedule after its first.
     const Segment& last = segments.back();
     for (const planner::WorkerSchedule& w : last.lowered.workers) {
@@ -278,7 +278,7 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
 }
 
 nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& segments,
-                       const RunResult& run, bool timed, std::optional<double> difference) {
+                       const RunResult& run, bool shared, std::optional<double> difference) {
   const auto number = [](std::optional<double> x) {
     return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
   };
@@ -288,24 +288,23 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
   };
   nlohmann::json j = {{"backend", o.backend},
                       {"schedule", segments.front().lowered.generator},
-                      {"timed", timed},
+                      {"shared_cores", shared},
                       {"microbatches_processed", run.microbatches_processed},
                       {"iterations", o.run.iterations}};
   const Segment& last = segments.back();
-  j["predicted_iteration_time_s"] = timed ? nlohmann::json(last.predicted_s) : nullptr;
-  j["measured_iteration_time_s"] = number(timed ? last.measured_s : std::nullopt);
-  j["error_pct"] = number(timed ? error(last) : std::nullopt);
+  j["predicted_iteration_time_s"] = last.predicted_s;
+  j["measured_iteration_time_s"] = number(last.measured_s);
+  j["error_pct"] = number(error(last));
   if (difference) j["max_relative_weight_difference"] = *difference;
   if (!run.recoveries.empty()) {
     nlohmann::json& list = j["segments"] = nlohmann::json::array();
     for (const Segment& s : segments) {
-      list.push_back(
-          {{"schedule", s.name},
-           {"first_iteration", s.first},
-           {"end_iteration", s.end},
-           {"predicted_iteration_time_s", timed ? nlohmann::json(s.predicted_s) : nullptr},
-           {"measured_iteration_time_s", number(timed ? s.measured_s : std::nullopt)},
-           {"error_pct", number(timed ? error(s) : std::nullopt)}});
+      list.push_back({{"schedule", s.name},
+                      {"first_iteration", s.first},
+                      {"end_iteration", s.end},
+                      {"predicted_iteration_time_s", s.predicted_s},
+                      {"measured_iteration_time_s", number(s.measured_s)},
+                      {"error_pct", number(error(s))}});
     }
     nlohmann::json& kills = j["kills"] = nlohmann::json::array();
     for (std::size_t i = 0; i < run.recoveries.size(); ++i) {
@@ -361,25 +360,41 @@ int run_validate(ValidateOptions o) {
   }
   const planner::Schedule lowered = planner::lower(*made, model);
   o.run.kills = plan_kills(o, layout, lowered, model, direct);
-  // More workers than cores share them, which the simulator does not model: the numbers can
-  // still be checked, the time cannot.
-  const bool timed = lowered.workers.size() <= cores;
-  if (!timed && !o.equivalence) {
-    throw InputError("--pp/--dp",
-                     fmt::format("{} live workers need {} cores and this process may "
-                                 "use {}: the cpu backend times one worker per core "
-                                 "(--check-equivalence runs without timing)",
-                                 lowered.workers.size(), lowered.workers.size(), cores));
-  }
+  // More live workers than cores share them (sim/shared_cores.hpp): the prediction is then the
+  // mean spacing of iteration ends after the first over the run's iterations, as measured.
+  const bool shared = lowered.workers.size() > cores;
+  if (shared) o.run.pin_cpus = usable_cpus();
+  // Worker i of the first schedule runs on core i % cores, after a kill too.
+  const auto core_of = [&](const planner::Schedule& plan) {
+    std::vector<std::int32_t> out;
+    for (const planner::WorkerSchedule& w : plan.workers) {
+      const auto at = std::find_if(lowered.workers.begin(), lowered.workers.end(),
+                                   [&](const planner::WorkerSchedule& x) { return x.id == w.id; });
+      out.push_back(static_cast<std::int32_t>((at - lowered.workers.begin()) %
+                                              static_cast<std::ptrdiff_t>(cores)));
+    }
+    return out;
+  };
   std::vector<Segment> segments;
   for (std::size_t i = 0; i <= o.run.kills.size(); ++i) {
     const planner::Schedule& plan = i == 0 ? lowered : o.run.kills[i - 1].then;
-    const auto predicted = planner::steady_state(plan, model, direct);
-    if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
     Segment& segment = segments.emplace_back();
     segment.name = name_of(plan);
     segment.lowered = plan;
-    segment.predicted_s = static_cast<double>(predicted->period) * 1e-9;
+    if (!shared) {
+      const auto predicted = planner::steady_state(plan, model, direct);
+      if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
+      segment.predicted_s = static_cast<double>(predicted->period) * 1e-9;
+      continue;
+    }
+    planner::GraphOptions graph;
+    graph.network = planner::Network::kDirect;
+    graph.staggered_optimizer = plan.staggered_optimizer;
+    const auto ends =
+        sim::shared_core_iteration_ends(plan, model, graph, core_of(plan), o.run.iterations);
+    if (!ends) throw InputError("--schedule", "the schedule deadlocks");
+    segment.predicted_s =
+        static_cast<double>(ends->back() - ends->front()) * 1e-9 / (o.run.iterations - 1);
   }
 
   const RunResult run = executor::run_on_cpu(lowered, o.run);
@@ -402,9 +417,9 @@ int run_validate(ValidateOptions o) {
   }
   if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, measured_chrome_trace(lowered, run));
   if (o.json) {
-    std::printf("%s\n", to_json(o, segments, run, timed, difference).dump(2).c_str());
+    std::printf("%s\n", to_json(o, segments, run, shared, difference).dump(2).c_str());
   } else {
-    print_text(o, measured, costs, segments, run, cores, timed, difference);
+    print_text(o, measured, costs, segments, run, cores, difference);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }

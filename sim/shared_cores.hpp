@@ -1,0 +1,34 @@
+// Workers that share processors: the iteration times of a schedule whose workers are kept on
+// given cores, several to a core, as the cpu backend keeps its threads when live workers
+// outnumber the cores the process may use (executor/runtime.hpp RunConfig::pin_cpus,
+// docs/validation.md).
+//
+// The model is processor sharing within each core: at every instant the n actions running on
+// a core (each ready by the schedule's rules, the same ExecutionGraph edges every other walker
+// uses) each progress at 1/n of their own speed, as an operating system's scheduler shares one
+// core fairly among its runnable threads. A worker waiting for data takes no processor (the
+// executor's waits block); nodes of no worker (all-reduces, barriers) take none either. With a
+// core for every worker it is the graph's longest-path timing, iteration after iteration.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/units.hpp"
+#include "planner/cost_model.hpp"
+#include "planner/execution_graph.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::sim {
+
+/// When each of `iterations` consecutive iterations of `schedule` (lowered, or compute-only and
+/// lowered here) ends: its last action's end. `core_of[w]` is the core of schedule.workers[w]
+/// (any integers; equal means shared). nullopt when the schedule deadlocks. Needs one core per
+/// worker and iterations >= 1.
+[[nodiscard]] std::optional<std::vector<Nanos>> shared_core_iteration_ends(
+    const planner::Schedule& schedule, const planner::CostModel& model,
+    const planner::GraphOptions& options, const std::vector<std::int32_t>& core_of,
+    std::int32_t iterations);
+
+}  // namespace recycle::sim

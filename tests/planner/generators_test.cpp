@@ -45,6 +45,22 @@ std::vector<std::int32_t> microbatch_grid(std::int32_t pp) {
 constexpr std::int32_t kPps[] = {1, 2, 3, 4, 8};
 constexpr std::int32_t kDps[] = {1, 3};
 
+/// Calls `check(pp, m, dp)` for every pp of kPps, every micro-batch count of `ms(pp)` and every
+/// dp of kDps, with the three captured for failure messages: the grid every generator test walks.
+template <typename Ms, typename Check>
+void for_each_grid(Ms&& ms, Check&& check) {
+  for (const std::int32_t pp : kPps) {
+    for (const std::int32_t m : ms(pp)) {
+      for (const std::int32_t dp : kDps) {
+        CAPTURE(pp);
+        CAPTURE(m);
+        CAPTURE(dp);
+        check(pp, m, dp);
+      }
+    }
+  }
+}
+
 /// The checks every generator's output passes: valid, owners are the worker's pipeline.
 void check_valid(const Schedule& schedule) {
   const std::vector<Violation> violations = validate(schedule);
@@ -71,117 +87,89 @@ void check_split_backward_counts(const WorkerSchedule& worker, std::int32_t m) {
 }  // namespace
 
 TEST_CASE("gpipe and 1f1b: valid, M forwards and M backwards, warm-up of min(pp - s, M) forwards") {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : microbatch_grid(pp)) {
-      for (const std::int32_t dp : kDps) {
-        for (const std::string name : {"gpipe", "1f1b"}) {
-          CAPTURE(name);
-          CAPTURE(pp);
-          CAPTURE(m);
-          CAPTURE(dp);
-          const Schedule schedule = generate(name, Layout{dp, pp, m, 1});
-          check_valid(schedule);
-          for (const WorkerSchedule& worker : schedule.workers) {
-            const std::int32_t s = worker.id.stage;
-            CHECK(count(worker, ActionType::kForward) == m);
-            CHECK(count(worker, ActionType::kBackward) == m);
-            CHECK(worker.actions.size() == static_cast<std::size_t>(2 * m));
-            // 1F1B: pp - s - 1 warm-up forwards, then the steady phase opens with one more F.
-            const std::int32_t leading = name == "gpipe" ? m : std::min(pp - s, m);
-            CHECK(leading_forwards(worker) == leading);
-          }
-          // 1F1B holds at most its leading forwards; GPipe holds all M.
-          const std::vector<std::int32_t> peaks = peak_inflight_chunks(schedule);
-          for (std::size_t w = 0; w < peaks.size(); ++w) {
-            const std::int32_t s = schedule.workers[w].id.stage;
-            CHECK(peaks[w] == (name == "gpipe" ? m : std::min(pp - s, m)));
-          }
-        }
+  for_each_grid(microbatch_grid, [](std::int32_t pp, std::int32_t m, std::int32_t dp) {
+    for (const std::string name : {"gpipe", "1f1b"}) {
+      CAPTURE(name);
+      const Schedule schedule = generate(name, Layout{dp, pp, m, 1});
+      check_valid(schedule);
+      for (const WorkerSchedule& worker : schedule.workers) {
+        const std::int32_t s = worker.id.stage;
+        CHECK(count(worker, ActionType::kForward) == m);
+        CHECK(count(worker, ActionType::kBackward) == m);
+        CHECK(worker.actions.size() == static_cast<std::size_t>(2 * m));
+        // 1F1B: pp - s - 1 warm-up forwards, then the steady phase opens with one more F.
+        const std::int32_t leading = name == "gpipe" ? m : std::min(pp - s, m);
+        CHECK(leading_forwards(worker) == leading);
+      }
+      // 1F1B holds at most its leading forwards; GPipe holds all M.
+      const std::vector<std::int32_t> peaks = peak_inflight_chunks(schedule);
+      for (std::size_t w = 0; w < peaks.size(); ++w) {
+        const std::int32_t s = schedule.workers[w].id.stage;
+        CHECK(peaks[w] == (name == "gpipe" ? m : std::min(pp - s, m)));
       }
     }
-  }
+  });
 }
 
 TEST_CASE("interleaved: valid, M*V forwards and backwards, Megatron's warm-up") {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : microbatch_grid(pp)) {
-      if (m % pp != 0) continue;
-      for (const std::int32_t v : {2, 3}) {
-        for (const std::int32_t dp : kDps) {
-          CAPTURE(pp);
-          CAPTURE(m);
-          CAPTURE(v);
-          CAPTURE(dp);
-          const Schedule schedule = generate("interleaved", Layout{dp, pp, m, v});
-          check_valid(schedule);
-          const std::int32_t total = m * v;
-          for (const WorkerSchedule& worker : schedule.workers) {
-            const std::int32_t s = worker.id.stage;
-            CHECK(count(worker, ActionType::kForward) == total);
-            CHECK(count(worker, ActionType::kBackward) == total);
-            CHECK(count(worker, ActionType::kBackwardInput) == 0);
-            // Megatron: (pp - s - 1) * 2 + (V - 1) * pp warm-up steps, everything when M == pp;
-            // the steady phase opens with one more forward.
-            const std::int32_t warmup =
-                m == pp ? total : std::min((pp - s - 1) * 2 + (v - 1) * pp, total);
-            CHECK(leading_forwards(worker) == (warmup < total ? warmup + 1 : total));
-          }
-        }
+  for_each_grid(microbatch_grid, [](std::int32_t pp, std::int32_t m, std::int32_t dp) {
+    if (m % pp != 0) return;
+    for (const std::int32_t v : {2, 3}) {
+      CAPTURE(v);
+      const Schedule schedule = generate("interleaved", Layout{dp, pp, m, v});
+      check_valid(schedule);
+      const std::int32_t total = m * v;
+      for (const WorkerSchedule& worker : schedule.workers) {
+        const std::int32_t s = worker.id.stage;
+        CHECK(count(worker, ActionType::kForward) == total);
+        CHECK(count(worker, ActionType::kBackward) == total);
+        CHECK(count(worker, ActionType::kBackwardInput) == 0);
+        // Megatron: (pp - s - 1) * 2 + (V - 1) * pp warm-up steps, everything when M == pp;
+        // the steady phase opens with one more forward.
+        const std::int32_t warmup =
+            m == pp ? total : std::min((pp - s - 1) * 2 + (v - 1) * pp, total);
+        CHECK(leading_forwards(worker) == (warmup < total ? warmup + 1 : total));
       }
     }
-  }
+  });
 }
 
 TEST_CASE("zb-h1: valid, M F/I/W, 1F1B's warm-up, peak pp micro-batches, never above 1F1B") {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : microbatch_grid(pp)) {
-      for (const std::int32_t dp : kDps) {
-        CAPTURE(pp);
-        CAPTURE(m);
-        CAPTURE(dp);
-        const Schedule schedule = generate("zb-h1", Layout{dp, pp, m, 1});
-        check_valid(schedule);
-        for (const WorkerSchedule& worker : schedule.workers) {
-          check_split_backward_counts(worker, m);
-          CHECK(leading_forwards(worker) == std::min(pp - worker.id.stage, m));
-        }
-        const std::int32_t one_f_one_b = max_peak(generate("1f1b", Layout{dp, pp, m, 1}));
-        CHECK(max_peak(schedule) <= one_f_one_b);
-        if (m >= pp) CHECK(max_peak(schedule) == pp);
-      }
+  for_each_grid(microbatch_grid, [](std::int32_t pp, std::int32_t m, std::int32_t dp) {
+    const Schedule schedule = generate("zb-h1", Layout{dp, pp, m, 1});
+    check_valid(schedule);
+    for (const WorkerSchedule& worker : schedule.workers) {
+      check_split_backward_counts(worker, m);
+      CHECK(leading_forwards(worker) == std::min(pp - worker.id.stage, m));
     }
-  }
+    const std::int32_t one_f_one_b = max_peak(generate("1f1b", Layout{dp, pp, m, 1}));
+    CHECK(max_peak(schedule) <= one_f_one_b);
+    if (m >= pp) CHECK(max_peak(schedule) == pp);
+  });
 }
 
 TEST_CASE("zb-h2: valid, M F/I/W, peak at most the memory limit, 2pp - 1 by default") {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : microbatch_grid(pp)) {
-      for (const std::int32_t dp : kDps) {
-        for (const std::optional<std::int32_t> limit :
-             {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1},
-              std::optional<std::int32_t>{2}, std::optional<std::int32_t>{pp}}) {
-          CAPTURE(pp);
-          CAPTURE(m);
-          CAPTURE(dp);
-          CAPTURE(limit.value_or(-1));
-          const Schedule schedule = generate("zb-h2", Layout{dp, pp, m, 1}, limit);
-          check_valid(schedule);
-          for (const WorkerSchedule& worker : schedule.workers) {
-            check_split_backward_counts(worker, m);
-          }
-          CHECK(max_peak(schedule) <= limit.value_or(2 * pp - 1));
-          if (limit) {
-            CHECK(max_peak(schedule) <= *limit);
-            ValidationOptions options;
-            options.memory_limit = limit;
-            const std::vector<Violation> violations = validate(schedule, options);
-            INFO(show(violations));
-            CHECK(violations.empty());
-          }
-        }
+  for_each_grid(microbatch_grid, [](std::int32_t pp, std::int32_t m, std::int32_t dp) {
+    for (const std::optional<std::int32_t> limit :
+         {std::optional<std::int32_t>{}, std::optional<std::int32_t>{1},
+          std::optional<std::int32_t>{2}, std::optional<std::int32_t>{pp}}) {
+      CAPTURE(limit.value_or(-1));
+      const Schedule schedule = generate("zb-h2", Layout{dp, pp, m, 1}, limit);
+      check_valid(schedule);
+      for (const WorkerSchedule& worker : schedule.workers) {
+        check_split_backward_counts(worker, m);
+      }
+      CHECK(max_peak(schedule) <= limit.value_or(2 * pp - 1));
+      if (limit) {
+        CHECK(max_peak(schedule) <= *limit);
+        ValidationOptions options;
+        options.memory_limit = limit;
+        const std::vector<Violation> violations = validate(schedule, options);
+        INFO(show(violations));
+        CHECK(violations.empty());
       }
     }
-  }
+  });
 }
 
 namespace {
@@ -224,22 +212,15 @@ TEST_CASE("V placement: stage s runs virtual stages s and 2pp - 1 - s") {
 /// `whole(schedule, pp, m)`.
 template <typename Ms, typename PerChunk, typename Whole>
 void check_v_grid(const std::string& name, Ms&& ms, PerChunk&& per_chunk, Whole&& whole) {
-  for (const std::int32_t pp : kPps) {
-    for (const std::int32_t m : ms(pp)) {
-      for (const std::int32_t dp : kDps) {
-        CAPTURE(pp);
-        CAPTURE(m);
-        CAPTURE(dp);
-        const Schedule schedule = generate(name, v_layout(dp, pp, m));
-        check_valid(schedule);
-        for (const WorkerSchedule& worker : schedule.workers) {
-          for (const std::int32_t chunk : {0, 1})
-            per_chunk(worker, schedule.layout.virtual_stage(worker.id.stage, chunk), m);
-        }
-        whole(schedule, pp, m);
-      }
+  for_each_grid(ms, [&](std::int32_t pp, std::int32_t m, std::int32_t dp) {
+    const Schedule schedule = generate(name, v_layout(dp, pp, m));
+    check_valid(schedule);
+    for (const WorkerSchedule& worker : schedule.workers) {
+      for (const std::int32_t chunk : {0, 1})
+        per_chunk(worker, schedule.layout.virtual_stage(worker.id.stage, chunk), m);
     }
-  }
+    whole(schedule, pp, m);
+  });
 }
 
 TEST_CASE("zb-v: valid, M F/I/W per chunk, 1F1B's peak of 2pp half-stage chunks") {

@@ -20,12 +20,27 @@
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
 
-TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simulator gives it") {
-  const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/";
-  const recycle::profiles::Job job =
-      recycle::profiles::load_job(data + "oobleck_gpt3_6.7b_job.json");
+namespace {
+
+/// Replays a Bamboo-format trace under one policy with the job file and step table of a published
+/// setting (tests/sim/data/<setting>_job.json and <setting>_steps.csv).
+recycle::sim::PolicyResult replay_published(const std::string& setting, const std::string& trace,
+                                            recycle::sim::PolicyKind policy) {
+  const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/" + setting;
+  const recycle::profiles::Job job = recycle::profiles::load_job(data + "_job.json");
   const recycle::planner::JobModel model = recycle::planner::job_model(job);
-  const auto table = recycle::sim::StepTable::load(data + "oobleck_gpt3_6.7b_steps.csv");
+  const auto table = recycle::sim::StepTable::load(data + "_steps.csv");
+  const auto loaded =
+      recycle::traces::import_trace(recycle::traces::ImportFormat::kBamboo, trace, {});
+  recycle::sim::ReplayOptions options;
+  options.policies = {policy};
+  options.table = &table;
+  return recycle::sim::replay(job, model, loaded.trace, options).policies.front();
+}
+
+}  // namespace
+
+TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simulator gives it") {
   struct Row {
     const char* trace;
     double samples_per_s;
@@ -38,16 +53,11 @@ TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simula
       MESSAGE("skipped: ../shared/traces-raw/oobleck-sim-traces is not there");
       return;
     }
-    const auto trace =
-        recycle::traces::import_trace(recycle::traces::ImportFormat::kBamboo, *path, {});
-    recycle::sim::ReplayOptions options;
-    options.policies = {recycle::sim::PolicyKind::kOobleck};
-    options.table = &table;
-    const auto result = recycle::sim::replay(job, model, trace.trace, options);
+    const recycle::sim::PolicyResult result =
+        replay_published("oobleck_gpt3_6.7b", *path, recycle::sim::PolicyKind::kOobleck);
     CAPTURE(row.trace);
-    CHECK(result.policies.front().mean_throughput ==
-          doctest::Approx(row.samples_per_s).epsilon(0.02));
-    CHECK(result.policies.front().fallbacks == 0);
+    CHECK(result.mean_throughput == doctest::Approx(row.samples_per_s).epsilon(0.02));
+    CHECK(result.fallbacks == 0);
   }
 }
 
@@ -69,17 +79,9 @@ TEST_CASE("replay: Bamboo's GPT-2 throughput on its p3 spot trace, as its simula
     MESSAGE("skipped: ../shared/traces-raw/bamboo-spot is not there");
     return;
   }
-  const std::string data = std::string(RECYCLE_SOURCE_DIR) + "/tests/sim/data/";
-  const recycle::profiles::Job job = recycle::profiles::load_job(data + "bamboo_gpt2_p3_job.json");
-  const recycle::planner::JobModel model = recycle::planner::job_model(job);
-  const auto table = recycle::sim::StepTable::load(data + "bamboo_gpt2_p3_steps.csv");
-  const auto trace =
-      recycle::traces::import_trace(recycle::traces::ImportFormat::kBamboo, *path, {});
-  recycle::sim::ReplayOptions options;
-  options.policies = {recycle::sim::PolicyKind::kBamboo};
-  options.table = &table;
-  const auto result = recycle::sim::replay(job, model, trace.trace, options);
-  CHECK(result.policies.front().mean_throughput == doctest::Approx(25.866).epsilon(0.01));
+  const recycle::sim::PolicyResult result =
+      replay_published("bamboo_gpt2_p3", *path, recycle::sim::PolicyKind::kBamboo);
+  CHECK(result.mean_throughput == doctest::Approx(25.866).epsilon(0.01));
 }
 
 TEST_CASE("replay: the InfiniteHBD trace (348 days, 231 nodes) under every policy") {

@@ -64,6 +64,16 @@ double lost(const PolicyResult& p, LostCause c) {
   return p.lost_s[static_cast<std::size_t>(c)];
 }
 
+/// Seconds to copy stage `stage`'s state (parameters, gradients, optimizer state) to a rejoining
+/// or re-formed worker over the job's network: latency + kept bytes / (per-GPU bandwidth x
+/// efficiency).
+double state_copy_s(std::int32_t stage) {
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
+  return j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(stage)) / bandwidth;
+}
+
 /// elapsed = iterations x T0 + every lost second.
 void check_identity(const ReplayResult& r) {
   for (const PolicyResult& p : r.policies) {
@@ -133,12 +143,8 @@ TEST_CASE("replay: one failure, ReCycle, by hand") {
   const PolicyResult& p = r.policies.front();
   // Detection 1,000-1,015 (the iteration in progress had just ended: nothing to redo); train at
   // 12 s (7 live nodes) until the node has joined at 3,060, then copy the stage's state from a
-  // peer over the network: kept bytes / (per-GPU bandwidth x efficiency) + latency.
-  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
-  const recycle::planner::JobModel model = recycle::planner::job_model(j);
-  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
-  const double copy =
-      j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(3)) / bandwidth;
+  // peer over the network.
+  const double copy = state_copy_s(3);
   CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(copy).epsilon(1e-6));
   CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
   CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
@@ -156,11 +162,7 @@ TEST_CASE("replay: one failure, Oobleck, by hand") {
   // Detection 1,000-1,015 (nothing to redo, as for ReCycle); then a reconfiguration of 20 s plus
   // copying the lost stage 3 from another pipeline (c); 7 live workers train at 12 s. At 3,060
   // the node has joined: 20 s + c again, then 10 s per iteration.
-  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
-  const recycle::planner::JobModel model = recycle::planner::job_model(j);
-  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
-  const double c =
-      j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(3)) / bandwidth;
+  const double c = state_copy_s(3);
   REQUIRE(c < 20);  // the arithmetic below assumes the last write ends before 10,000 s
   // Writes (each after 600 s of training): 340 s trained before the failure, so at 1,295 + c,
   // 1,955 + c and 2,615 + c; at 3,060, 385 - c s trained since, so the next at 3,295 + 2c and

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <span>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -52,23 +53,38 @@ class Mailbox {
   std::map<MessageKey, std::vector<float>> messages_;
 };
 
-/// Sums one vector over a fixed group of ranks, in rank order (so the result does not depend on
-/// which thread arrives first), and hands every rank the sum. Reusable round after round.
+/// One rank's share of an all-reduce over `slots` (every rank's vector, the same size), as the
+/// all-reduce below splits it: the vectors are cut into one shard per rank (shard r: elements
+/// [r x size / n, (r + 1) x size / n)).
+///  - reduce_shard: rank `rank` sums its shard over every slot, in rank order, into its own slot;
+///  - gather_shards: after every rank has reduced its shard, rank `rank` copies the others'
+///    reduced shards into its own slot.
+/// Each rank reads every slot once and writes its own: about 2 (n - 1) / n of the vector per
+/// rank, as a ring all-reduce moves. Used by AllReduceGroup and timed by
+/// executor/measure.hpp's measure_all_reduce, so what is timed is what runs.
+void reduce_shard(std::span<std::vector<float>* const> slots, std::size_t rank);
+void gather_shards(std::span<std::vector<float>* const> slots, std::size_t rank);
+
+/// Sums one vector over a fixed group of ranks and hands every rank the sum, each rank doing an
+/// equal share of the work on its own thread (reduce_shard, then gather_shards). Each element is
+/// summed in rank order, so the result does not depend on which thread arrives first nor on the
+/// number of shards. Reusable round after round.
 class AllReduceGroup {
  public:
   AllReduceGroup(std::int32_t ranks, Abort& abort);
   void all_reduce(std::int32_t rank, std::vector<float>& data, const std::string& what);
 
  private:
+  /// Waits until every rank has called it in this phase (a reusable counting barrier).
+  void phase(std::unique_lock<std::mutex>& lock, const std::string& what);
+
   std::int32_t ranks_;
   Abort& abort_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::vector<float>> slots_;
-  std::vector<float> sum_;
+  std::vector<std::vector<float>*> slots_;
   std::int32_t arrived_ = 0;
-  std::int32_t left_ = 0;
-  bool closing_ = false;  ///< the sum is ready and not every rank has taken it yet
+  std::uint64_t generation_ = 0;  ///< phases completed
 };
 
 /// Every rank waits until all have arrived; reusable.

@@ -80,8 +80,31 @@ Nanos measure_handoff(std::int32_t repetitions) {
   return median(std::move(trips)) / 2;
 }
 
+Nanos measure_all_reduce(std::size_t floats, std::int32_t ranks, std::int32_t repetitions) {
+  using Clock = std::chrono::steady_clock;
+  const auto n = static_cast<std::size_t>(std::max(1, ranks));
+  std::vector<std::vector<float>> data(n, std::vector<float>(floats, 1.0F));
+  std::vector<std::vector<float>*> slots;
+  for (std::vector<float>& d : data) slots.push_back(&d);
+  std::vector<Nanos> times;
+  for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
+    const auto t = Clock::now();
+    reduce_shard(slots, 0);
+    gather_shards(slots, 0);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
+    if (r > 0) times.push_back(ns.count());  // the first is a warm-up
+  }
+  return median(std::move(times));
+}
+
+BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time) {
+  if (ranks <= 1 || bytes <= 0 || time <= 0) return 0;
+  const double moved = 2.0 * (ranks - 1) / ranks * static_cast<double>(bytes);
+  return moved / (static_cast<double>(time) * 1e-9);
+}
+
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
-                                   std::int32_t repetitions) {
+                                   std::int32_t replicas, std::int32_t repetitions) {
   const MeasuredStage stage = measure_stage(shape, repetitions);
   const Nanos handoff = measure_handoff(std::max(repetitions, 101));
   const auto floats = static_cast<Bytes>(shape.microbatch_size) * shape.width;
@@ -106,6 +129,10 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
   p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth = kMovedBandwidth;
   p.hardware.intra_node_latency = p.hardware.inter_node_latency = handoff;
   p.hardware.memory_bytes = 0;
+  const std::int32_t ranks = std::max(2, replicas);
+  const auto gradient_floats = static_cast<std::size_t>(s.param_bytes / 4);
+  p.hardware.all_reduce_bus_bandwidth =
+      bus_bandwidth(s.param_bytes, ranks, measure_all_reduce(gradient_floats, ranks, repetitions));
   return p;
 }
 

@@ -26,6 +26,18 @@ struct MeasuredStage {
 /// size): half the median of `repetitions` round trips between two threads, after a warm-up.
 [[nodiscard]] Nanos measure_handoff(std::int32_t repetitions);
 
+/// One rank's share of an all-reduce of `floats` fp32 values over `ranks` ranks (the cpu
+/// backend's AllReduceGroup: reduce_shard, then gather_shards), timed on the calling thread: the
+/// median of `repetitions` runs after a warm-up. The waits between the phases are not included
+/// (a profile charges them as the link's latency).
+[[nodiscard]] Nanos measure_all_reduce(std::size_t floats, std::int32_t ranks,
+                                       std::int32_t repetitions);
+
+/// The bus bandwidth (as nccl-tests defines it: 2 (n - 1) / n x bytes over the time) of an
+/// all-reduce of `bytes` over `ranks` ranks that takes `time`; 0 (no charge per byte) when there
+/// is nothing to move.
+[[nodiscard]] BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time);
+
 /// The bandwidth a profile of the cpu backend states: messages are moved between threads, never
 /// copied, so no time is charged per byte (the profile format needs a finite bandwidth).
 inline constexpr BytesPerSecond kMovedBandwidth = 1e18;
@@ -33,8 +45,10 @@ inline constexpr BytesPerSecond kMovedBandwidth = 1e18;
 /// The recycle.profile/1 of the cpu backend's workload split into `pp` stages of `shape` (every
 /// stage the same; the last one's loss is part of its measured I): the measured F, I, W and
 /// optimizer step, the bytes of the fp32 activations, messages and weights, and a "node" of
-/// `cores` workers linked by the measured hand-off latency.
+/// `cores` workers linked by the measured hand-off latency, whose gradient all-reduces run at the
+/// bus bandwidth measured over `replicas` ranks (at least 2).
 [[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
-                                                 std::int32_t cores, std::int32_t repetitions);
+                                                 std::int32_t cores, std::int32_t replicas,
+                                                 std::int32_t repetitions);
 
 }  // namespace recycle::executor

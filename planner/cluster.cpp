@@ -12,7 +12,8 @@ Cluster::Cluster(const profiles::HardwareSpec& hardware, std::int32_t tensor_par
       gpus_per_node_(hardware.gpus_per_node),
       tensor_parallel_(tensor_parallel),
       intra_{hardware.intra_node_bandwidth, hardware.intra_node_latency},
-      inter_{hardware.inter_node_bandwidth, hardware.inter_node_latency} {}
+      inter_{hardware.inter_node_bandwidth, hardware.inter_node_latency},
+      bus_bandwidth_(hardware.all_reduce_bus_bandwidth) {}
 
 std::int64_t Cluster::first_node(WorkerId worker) const noexcept {
   return rank(worker) * tensor_parallel_ / gpus_per_node_;
@@ -41,6 +42,10 @@ Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) con
   if (free_ || n <= 1 || peers.empty()) return 0;
   bool one_node = absent_ring_peers_ == 0;
   for (const WorkerId& p : peers) one_node = one_node && same_node(peers.front(), p);
+  if (bus_bandwidth_ > 0) {
+    return ring_all_reduce_time(n, bytes,
+                                Link{bus_bandwidth_, (one_node ? intra_ : inter_).latency});
+  }
   if (one_node) return ring_all_reduce_time(n, bytes, intra_);
   // Peers per node, counted on the nodes where peers start (peers are sorted by rank in no
   // particular order, so count them all); the fewest sets the ring's side-by-side count.

@@ -12,8 +12,11 @@
 // unless every peer is on one node), and nothing when n = 1. Bandwidths are a worker's: what all
 // its GPUs move at once. A ring that crosses nodes with k of its peers on every node runs k
 // rings side by side, one through each peer's network link (as NCCL runs one ring per NIC), so
-// it crosses at k times the bandwidth (k = the fewest peers on any node it touches). A free
-// network (the `--costs` mode) charges nothing.
+// it crosses at k times the bandwidth (k = the fewest peers on any node it touches). A profile
+// that states an all-reduce bus bandwidth (measured, as nccl-tests reports busbw) sets the
+// all-reduce's bandwidth instead, wherever its peers are: `2(n-1)/n * bytes / busbw + 2(n-1) *
+// latency`, the latency still the ring's link's. A free network (the `--costs` mode) charges
+// nothing.
 #pragma once
 
 #include <cstdint>
@@ -76,6 +79,7 @@ class Cluster {
   std::int32_t tensor_parallel_ = 1;
   Link intra_;
   Link inter_;
+  BytesPerSecond bus_bandwidth_ = 0;  ///< > 0: the all-reduce's, measured
   std::int32_t absent_ring_peers_ = 0;
 };
 

@@ -62,6 +62,9 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
   p.hardware.intra_node_latency = read_seconds(hw, "intra_node_latency_s");
   p.hardware.inter_node_latency = read_seconds(hw, "inter_node_latency_s");
   p.hardware.memory_bytes = read_bytes(hw, "memory_bytes");
+  if (hw.has("all_reduce_bus_bandwidth_Bps")) {
+    p.hardware.all_reduce_bus_bandwidth = read_bandwidth(hw, "all_reduce_bus_bandwidth_Bps");
+  }
   if (p.tensor_parallel > p.hardware.gpus_per_node) {
     root.at("tensor_parallel")
         .fail("expected at most hardware.gpus_per_node (" +
@@ -87,17 +90,20 @@ nlohmann::json to_json(const Profile& profile) {
                       {"optimizer_state_bytes", s.optimizer_state_bytes}});
   }
   const HardwareSpec& h = profile.hardware;
+  nlohmann::json hardware = {{"gpus_per_node", h.gpus_per_node},
+                             {"intra_node_bandwidth_Bps", h.intra_node_bandwidth},
+                             {"inter_node_bandwidth_Bps", h.inter_node_bandwidth},
+                             {"intra_node_latency_s", to_seconds(h.intra_node_latency)},
+                             {"inter_node_latency_s", to_seconds(h.inter_node_latency)},
+                             {"memory_bytes", h.memory_bytes}};
+  if (h.all_reduce_bus_bandwidth > 0) {
+    hardware["all_reduce_bus_bandwidth_Bps"] = h.all_reduce_bus_bandwidth;
+  }
   return {{"format", "recycle.profile/1"},
           {"name", profile.name},
           {"tensor_parallel", profile.tensor_parallel},
           {"stages", stages},
-          {"hardware",
-           {{"gpus_per_node", h.gpus_per_node},
-            {"intra_node_bandwidth_Bps", h.intra_node_bandwidth},
-            {"inter_node_bandwidth_Bps", h.inter_node_bandwidth},
-            {"intra_node_latency_s", to_seconds(h.intra_node_latency)},
-            {"inter_node_latency_s", to_seconds(h.inter_node_latency)},
-            {"memory_bytes", h.memory_bytes}}}};
+          {"hardware", hardware}};
 }
 
 }  // namespace recycle::profiles

@@ -37,6 +37,9 @@ struct HardwareSpec {
   Nanos intra_node_latency = 0;
   Nanos inter_node_latency = 0;
   Bytes memory_bytes = 0;  ///< per GPU
+  /// The bus bandwidth (nccl-tests' busbw) of a gradient all-reduce when it is measured apart
+  /// from the links; 0: not given, a ring over the links' bandwidth (planner/cluster.hpp).
+  BytesPerSecond all_reduce_bus_bandwidth = 0;
 };
 
 struct Profile {

@@ -41,6 +41,16 @@ class SharedCores {
         for (std::int32_t it = edge.distance; it < iterations; ++it) ++waiting_[index(it, v)];
       }
     }
+    // An all-reduce's takers: the workers of the REDUCE_GRADs that wait for it.
+    for (std::int32_t c = 0; c < graph.collectives(); ++c) {
+      const std::int32_t v = graph.collective_node(c);
+      std::vector<std::int32_t>& cores = takers_[v];
+      for (const Successor& s : successors_[static_cast<std::size_t>(v)]) {
+        const std::int32_t worker = graph.position(s.node).worker;
+        if (s.distance == 0 && worker >= 0)
+          cores.push_back(core_of[static_cast<std::size_t>(worker)]);
+      }
+    }
   }
 
   std::optional<std::vector<Nanos>> run() {
@@ -73,10 +83,11 @@ class SharedCores {
           const auto v = static_cast<std::int32_t>(u % n_);
           const Nanos work = graph_.duration(v);
           const std::int32_t worker = graph_.position(v).worker;
+          const auto takers = takers_.find(v);
           if (work > 0 && worker >= 0) {
-            const std::int32_t core = core_of_[static_cast<std::size_t>(worker)];
-            running_.push_back({u, static_cast<double>(work), core});
-            ++on_core_[core];
+            start(u, work, core_of_[static_cast<std::size_t>(worker)]);
+          } else if (work > 0 && takers != takers_.end() && !takers->second.empty()) {
+            for (const std::int32_t core : takers->second) start(u, work, core);
           } else if (work > 0) {
             arrivals_.push({now + static_cast<double>(work), u + kNoWork});
           } else {
@@ -92,8 +103,11 @@ class SharedCores {
       std::vector<std::size_t> ended;
       std::erase_if(running_, [&](const Running& r) {
         if (r.left > 1e-6 * std::max(1.0, now)) return false;
-        ended.push_back(r.node);
         --on_core_[r.core];
+        if (--shares_[r.node] == 0) {  // an all-reduce ends with its last share
+          shares_.erase(r.node);
+          ended.push_back(r.node);
+        }
         return true;
       });
       std::sort(ended.begin(), ended.end());
@@ -119,6 +133,13 @@ class SharedCores {
   [[noreturn]] static void refuse_clock_shared() { planner::refuse_clock("schedule"); }
 
   [[nodiscard]] std::int32_t sharing(std::int32_t core) const { return on_core_.at(core); }
+
+  /// Unrolled node `u` starts `work` ns of work on `core` (an all-reduce: one share per taker).
+  void start(std::size_t u, Nanos work, std::int32_t core) {
+    running_.push_back({u, static_cast<double>(work), core});
+    ++on_core_[core];
+    ++shares_[u];
+  }
 
   /// `elapsed` ns pass: each running action gets its share of its core.
   void serve(double elapsed) {
@@ -151,6 +172,9 @@ class SharedCores {
   std::size_t n_;
   std::vector<std::int32_t> core_of_;
   std::map<std::int32_t, std::int32_t> on_core_;  ///< core -> actions running on it
+  /// Per all-reduce node: the cores of the workers taking part (one share on each).
+  std::map<std::int32_t, std::vector<std::int32_t>> takers_;
+  std::map<std::size_t, std::int32_t> shares_;  ///< per running unrolled node: shares not ended
   std::int32_t iterations_;
   std::vector<std::vector<Successor>> successors_;
   std::vector<std::int32_t> waiting_;  ///< per unrolled node: predecessors not yet ended

@@ -7,7 +7,10 @@
 // a core (each ready by the schedule's rules, the same ExecutionGraph edges every other walker
 // uses) each progress at 1/n of their own speed, as an operating system's scheduler shares one
 // core fairly among its runnable threads. A worker waiting for data takes no processor (the
-// executor's waits block); nodes of no worker (all-reduces, barriers) take none either. With a
+// executor's waits block). A stage's gradient all-reduce is work on the core of every worker
+// that takes part (each of its REDUCE_GRADs), its whole duration on each: the cpu backend's
+// ranks each do an equal share of the sum on their own threads (executor/channels.hpp); it ends
+// when the last share ends. Other nodes of no worker (barriers, transfers) take no core. With a
 // core for every worker it is the graph's longest-path timing, iteration after iteration.
 #pragma once
 

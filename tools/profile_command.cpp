@@ -29,6 +29,7 @@ struct ProfileOptions {
   std::string show;
   std::string backend = "cpu";
   std::int32_t pp = 1;
+  std::int32_t dp = 2;
   executor::StageShape shape;
   std::int32_t repetitions = 20;
 };
@@ -94,6 +95,10 @@ Command add_profile_command(CLI::App& app) {
   measure->add_option("--backend", o->backend, "cpu (default)");
   measure->add_option("--pp", o->pp, "Stages to write (every one the same; default 1)")
       ->check(CLI::Range(1, 1024));
+  measure
+      ->add_option("--dp", o->dp,
+                   "Replicas of each stage whose gradient all-reduce is timed (default 2)")
+      ->check(CLI::Range(2, 1024));
   add_shape_options(*measure, o->shape);
   add_repetitions_option(*measure, o->repetitions);
   measure->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
@@ -117,7 +122,8 @@ Command add_profile_command(CLI::App& app) {
               }
               check_writable(o->output, "--output");
               const profiles::Profile p = executor::measured_profile(
-                  o->shape, o->pp, static_cast<std::int32_t>(usable_cores()), o->repetitions);
+                  o->shape, o->pp, static_cast<std::int32_t>(usable_cores()), o->dp,
+                  o->repetitions);
               write_text_file(o->output, profiles::to_json(p).dump(2) + "\n");
               return kExitOk;
             }

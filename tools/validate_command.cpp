@@ -348,7 +348,7 @@ int run_validate(ValidateOptions o) {
   }
   const std::size_t cores = usable_cores();
   const profiles::Profile measured = executor::measured_profile(
-      o.run.shape, layout.pp, static_cast<std::int32_t>(cores), o.repetitions);
+      o.run.shape, layout.pp, static_cast<std::int32_t>(cores), layout.dp, o.repetitions);
   const planner::CostModel model =
       planner::CostModel::from_profile(measured, layout, "the measured profile");
   const planner::Costs& costs = model.compute;

@@ -14,7 +14,7 @@ TEST_CASE("measured profile: bytes from the shape, times measured, readable as a
   // 4 x 8 x 4 = 128 bytes; a chunk keeps three per layer (input, output, dz): 3 x 3 x 128 = 1152;
   // the stage sends one (128); its weights are 3 x (8 x 8 + 8) floats = 864 bytes.
   const StageShape shape{.width = 8, .layers = 3, .microbatch_size = 4};
-  const profiles::Profile p = measured_profile(shape, 3, 2, 3);
+  const profiles::Profile p = measured_profile(shape, 3, 2, 2, 3);
   REQUIRE(p.stages.size() == 3);
   for (const profiles::StageProfile& s : p.stages) {
     CHECK(s.activation_bytes == 1152);
@@ -34,6 +34,16 @@ TEST_CASE("measured profile: bytes from the shape, times measured, readable as a
   CHECK(back.stages.size() == 3);
   CHECK(back.stages[2].activation_bytes == 1152);
   CHECK(back.hardware.intra_node_latency == p.hardware.intra_node_latency);
+  CHECK(p.hardware.all_reduce_bus_bandwidth > 0);  // timed over 2 ranks
+  CHECK(back.hardware.all_reduce_bus_bandwidth == p.hardware.all_reduce_bus_bandwidth);
+}
+
+TEST_CASE("bus bandwidth: 2 (n - 1) / n x bytes over the time") {
+  // 4 ranks, 1000 bytes in 1500 ns: 1500 bytes moved per rank at 1 byte per ns.
+  CHECK(bus_bandwidth(1000, 4, 1500) == doctest::Approx(1e9));
+  CHECK(bus_bandwidth(1000, 2, 500) == doctest::Approx(2e9));  // 1000 bytes in 500 ns
+  CHECK(bus_bandwidth(1000, 1, 500) == 0);                     // one rank moves nothing
+  CHECK(bus_bandwidth(0, 2, 500) == 0);
 }
 
 }  // namespace recycle::executor

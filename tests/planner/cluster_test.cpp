@@ -63,6 +63,25 @@ TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * laten
   CHECK(Cluster(hardware(4), 1, 4).all_reduce_time(spread, 1000) == 15'000 + 600);
 }
 
+TEST_CASE("a measured all-reduce bus bandwidth replaces the links' in the ring formula") {
+  recycle::profiles::HardwareSpec hw = hardware(4);
+  hw.all_reduce_bus_bandwidth = 4e9;  // 4 bytes per ns
+  const std::vector<WorkerId> peers{{0, 0}, {1, 0}, {2, 0}, {3, 0}};
+  // One node (8 GPUs, pp 2): 2 * 3/4 * 1000 bytes at 4 bytes/ns = 375 ns, plus 6 intra-node
+  // latencies of 10 ns.
+  hw.gpus_per_node = 8;
+  CHECK(Cluster(hw, 1, 2).all_reduce_time(peers, 1000) == 375 + 60);
+  // Across two 4-GPU nodes: the same 375 ns (the bus bandwidth is the whole ring's, not a
+  // link's), plus 6 inter-node latencies of 100 ns.
+  hw.gpus_per_node = 4;
+  CHECK(Cluster(hw, 1, 2).all_reduce_time(peers, 1000) == 375 + 600);
+  // Two peers: 2 * 1/2 * 1000 / 4 = 250 ns plus 2 latencies; one peer: nothing to reduce.
+  hw.gpus_per_node = 8;
+  const std::vector<WorkerId> two{{0, 0}, {1, 0}};
+  CHECK(Cluster(hw, 1, 2).all_reduce_time(two, 1000) == 250 + 20);
+  CHECK(Cluster(hw, 1, 2).all_reduce_time(std::vector<WorkerId>{{0, 0}}, 1000) == 0);
+}
+
 TEST_CASE("pipelines are interchangeable on a free network or when each owns whole nodes") {
   CHECK(Cluster().pipelines_interchangeable());
   CHECK(Cluster(hardware(8), 2, 4).pipelines_interchangeable());        // 8 GPUs: one node each

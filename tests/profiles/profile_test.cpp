@@ -53,6 +53,22 @@ TEST_CASE("profile JSON round-trips") {
   CHECK(recycle::profiles::to_json(q) == recycle::profiles::to_json(p));
 }
 
+TEST_CASE("an all-reduce bus bandwidth is optional, read and written back") {
+  std::string t = kTwoStages;
+  const auto absent = recycle::profiles::profile_from_json(recycle::parse_json(t, "p.json"), "p");
+  CHECK(absent.hardware.all_reduce_bus_bandwidth == 0);
+  CHECK_FALSE(
+      recycle::profiles::to_json(absent)["hardware"].contains("all_reduce_bus_bandwidth_Bps"));
+  t.replace(t.find("\"memory_bytes\""), 0, "\"all_reduce_bus_bandwidth_Bps\": 2.5e9, ");
+  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(t, "p.json"), "p.json");
+  CHECK(p.hardware.all_reduce_bus_bandwidth == 2.5e9);
+  const auto q = recycle::profiles::profile_from_json(recycle::profiles::to_json(p), "again");
+  CHECK(q.hardware.all_reduce_bus_bandwidth == 2.5e9);
+  t.replace(t.find("2.5e9"), 5, "0");
+  CHECK(error_of(t) ==
+        "p.json: hardware.all_reduce_bus_bandwidth_Bps: expected a bandwidth > 0 bytes per second");
+}
+
 TEST_CASE("profile errors name the field") {
   std::string t = kTwoStages;
   CHECK(error_of(R"({"stages": []})") == "p.json: stages: expected at least one stage");

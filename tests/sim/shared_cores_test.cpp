@@ -102,3 +102,24 @@ TEST_CASE("shared cores: a pipeline on one core takes the sum of its work") {
   const auto got = ends(fault_free("gpipe", layout, m), m, 1, 2);
   CHECK(got == std::vector<Nanos>{40, 80});
 }
+
+TEST_CASE("shared cores: an all-reduce is a share of work on each taker's core") {
+  // PP 1, DP 2, each worker F0 B0 F1 B1 = 6 ns as above, then the stage's all-reduce: 4 bytes of
+  // gradients at a bus bandwidth of 1 byte per ns over 2 peers, no latency: 2 x 1/2 x 4 = 4 ns.
+  // The cpu backend's ranks each do their share of the sum on their own thread, so the 4 ns are
+  // work on each taker's core.
+  profiles::HardwareSpec hw;
+  hw.gpus_per_node = 2;
+  hw.intra_node_bandwidth = hw.inter_node_bandwidth = 1e18;
+  hw.all_reduce_bus_bandwidth = 1e9;
+  const Layout two{2, 1, 2, 1};
+  CostModel m = uniform(two, 1, 1, 1);
+  m.cluster = planner::Cluster(hw, 1, two.pp);
+  m.param_bytes = {4};
+  const planner::Schedule s = fault_free("1f1b", two, m);
+  // A core each: 6 + 4 per iteration.
+  CHECK(ends(s, m, 2, 3) == std::vector<Nanos>{10, 20, 30});
+  // One core: both workers' compute at half speed (12 ns), then both shares of the all-reduce
+  // on the same core (8 ns): 20 per iteration, not the 16 of an all-reduce taking no core.
+  CHECK(ends(s, m, 1, 3) == std::vector<Nanos>{20, 40, 60});
+}

@@ -15,21 +15,26 @@ namespace {
 /// stage's parameters, gradients and snapshot (for a kill's restore), and per held micro-batch
 /// each layer's input, output and dz and its message out and in.
 double worker_bytes(const StageShape& shape, double held) {
-  const double width = shape.width;
-  const double layers = shape.layers;
-  const double rows = shape.microbatch_size;
-  const double stage_floats = layers * (width * width + width);
-  const double chunk_floats = 3 * layers * rows * width + 2 * rows * width;
-  return (3 * stage_floats + held * chunk_floats) * sizeof(float);
+  const auto stage_floats = static_cast<double>(parameter_floats(shape));
+  const double message_floats = static_cast<double>(shape.rows()) * shape.width;
+  const double held_floats = static_cast<double>(chunk_floats(shape)) + 2 * message_floats;
+  return (3 * stage_floats + held * held_floats) * sizeof(float);
+}
+
+/// The flags that set the workload's size, for an error's name.
+std::string shape_flags(const StageShape& shape) {
+  return shape.block == Block::kTransformer
+             ? "--width x --layers-per-stage x --microbatch-size x --sequence"
+             : "--width x --layers-per-stage x --microbatch-size";
 }
 
 void require_bytes(double bytes, const StageShape& shape, std::int64_t workers) {
   if (bytes <= static_cast<double>(kMaxRunBytes)) return;
-  throw InputError("--width x --layers-per-stage x --microbatch-size",
-                   fmt::format("width {}, {} layers a stage and {} rows a micro-batch on {} "
-                               "worker{} need about {:.3g} GiB (parameters, gradients, snapshots "
-                               "and held activations); the limit is {} GiB",
-                               shape.width, shape.layers, shape.microbatch_size, workers,
+  throw InputError(shape_flags(shape),
+                   fmt::format("{} a stage and micro-batches of {} rows on {} worker{} need about "
+                               "{:.3g} GiB (parameters, gradients, snapshots and held "
+                               "activations); the limit is {} GiB",
+                               describe_layers(shape), shape.rows(), workers,
                                workers == 1 ? "" : "s", bytes / (1 << 30), kMaxRunBytes >> 30));
 }
 
@@ -42,11 +47,6 @@ void require_flops(double flops, const std::string& flags, const std::string& wh
 
 }  // namespace
 
-double chunk_flops(const StageShape& shape) noexcept {
-  return 3 * 2 * static_cast<double>(shape.microbatch_size) * shape.width * shape.width *
-         shape.layers;
-}
-
 std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape) {
   double bytes = 0;
   for (const std::int32_t held : planner::peak_inflight_chunks(schedule))
@@ -55,8 +55,23 @@ std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shap
                        : static_cast<std::int64_t>(bytes);
 }
 
+void require_shape(const StageShape& shape) {
+  if (shape.block != Block::kTransformer) return;
+  if (shape.heads <= 0 || shape.width % shape.heads != 0) {
+    throw InputError("--heads",
+                     fmt::format("{} heads do not divide --width {}", shape.heads, shape.width));
+  }
+  const std::int64_t rows = std::int64_t{shape.microbatch_size} * shape.sequence;
+  if (rows > kMaxRows) {
+    throw InputError(
+        "--microbatch-size x --sequence",
+        fmt::format("{} tokens a micro-batch; the executor runs at most {}", rows, kMaxRows));
+  }
+}
+
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
                       std::int32_t iterations) {
+  require_shape(shape);
   const auto workers = std::ssize(schedule.workers);
   if (workers > kMaxWorkers) {
     throw InputError("--dp x --pp", fmt::format("{} live workers, each two threads; the executor "
@@ -69,16 +84,26 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
   require_bytes(static_cast<double>(run_bytes(schedule, shape)) + records, shape, workers);
   const planner::Layout& l = schedule.layout;
   require_flops(static_cast<double>(iterations) * l.dp * l.pp * l.microbatches * chunk_flops(shape),
-                "--iterations x --width x --layers-per-stage x --microbatch-size",
+                "--iterations x " + shape_flags(shape),
                 fmt::format("{} iterations of {} micro-batches on dp {} x pp {}", iterations,
                             l.microbatches, l.dp, l.pp));
 }
 
 void require_measurement_fits(const StageShape& shape, std::int32_t repetitions) {
+  require_shape(shape);
   require_bytes(worker_bytes(shape, 1), shape, 1);
-  require_flops((repetitions + 1.0) * chunk_flops(shape),
-                "--repetitions x --width x --layers-per-stage x --microbatch-size",
+  require_flops((repetitions + 1.0) * chunk_flops(shape), "--repetitions x " + shape_flags(shape),
                 fmt::format("timing F, I and W {} times", repetitions + 1));
+}
+
+void require_all_reduce_fits(const StageShape& shape, std::int32_t ranks) {
+  const double bytes =
+      static_cast<double>(ranks) * static_cast<double>(parameter_floats(shape)) * sizeof(float);
+  if (bytes <= static_cast<double>(kMaxRunBytes)) return;
+  throw InputError(
+      "--dp", fmt::format("timing the all-reduce of {} replicas of {} takes about "
+                          "{:.3g} GiB; the limit is {} GiB",
+                          ranks, describe_layers(shape), bytes / (1 << 30), kMaxRunBytes >> 30));
 }
 
 }  // namespace recycle::executor

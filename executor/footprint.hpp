@@ -17,15 +17,19 @@ inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
 /// a few minutes of the cores of a small machine.
 inline constexpr double kMaxRunFlops = 1e13;
 
-/// The floating-point operations of one micro-batch's F, I and W on one stage (each a matrix
-/// product of rows x width by width x width per layer).
-[[nodiscard]] double chunk_flops(const StageShape& shape) noexcept;
-
 /// An upper bound on the memory a run of `schedule` takes: on every live worker, its stage's
 /// parameters, gradients and snapshot (for a kill's restore), and the activations of as many
 /// micro-batches as the worker holds at once (each layer's input, output and dz) and their
 /// messages.
 [[nodiscard]] std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape);
+
+/// Most rows of a micro-batch's activation (samples, or samples x sequence for transformer blocks).
+inline constexpr std::int64_t kMaxRows = std::int64_t{1} << 24;
+
+/// Refuses a shape the workload cannot run (InputError naming the flag): transformer heads that
+/// do not divide the width, more than kMaxRows rows a micro-batch. The two checks below begin
+/// with it.
+void require_shape(const StageShape& shape);
 
 /// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp), of more than
 /// kMaxRunBytes (naming the workload's flags: run_bytes plus the per-iteration records) or of more
@@ -35,5 +39,8 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
                       std::int32_t iterations);
 /// The same for timing one stage's operations `repetitions` + 1 times (measure_stage).
 void require_measurement_fits(const StageShape& shape, std::int32_t repetitions);
+/// Refuses timing an all-reduce of one stage's gradients over `ranks` replicas (one vector each)
+/// past kMaxRunBytes (InputError naming --dp).
+void require_all_reduce_fits(const StageShape& shape, std::int32_t ranks);
 
 }  // namespace recycle::executor

@@ -105,31 +105,31 @@ BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time) {
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
                                    std::int32_t replicas, std::int32_t repetitions) {
+  const std::int32_t ranks = std::max(2, replicas);
+  require_all_reduce_fits(shape, ranks);  // before anything is timed
   const MeasuredStage stage = measure_stage(shape, repetitions);
   const Nanos handoff = measure_handoff(std::max(repetitions, 101));
-  const auto floats = static_cast<Bytes>(shape.microbatch_size) * shape.width;
-  const auto layers = static_cast<Bytes>(shape.layers);
+  const auto floats = static_cast<Bytes>(shape.rows()) * shape.width;
   profiles::StageProfile s;
   s.forward = stage.cost.forward;
   s.backward_input = stage.cost.backward_input;
   s.backward_weight = stage.cost.backward_weight;
   s.optimizer = stage.optimizer;
-  // Per layer, a chunk keeps its input and output from F and its pre-activation gradient from I
-  // until W: three fp32 matrices of micro-batch x width.
-  s.activation_bytes = 3 * layers * floats * 4;
+  // What a chunk keeps from F until W (stage_math.hpp), the message between stages, the
+  // weights: fp32.
+  s.activation_bytes = static_cast<Bytes>(chunk_floats(shape)) * 4;
   s.output_bytes = floats * 4;
-  s.param_bytes = layers * (static_cast<Bytes>(shape.width) * shape.width + shape.width) * 4;
+  s.param_bytes = static_cast<Bytes>(parameter_floats(shape)) * 4;
   s.optimizer_state_bytes = 0;  // plain SGD
   profiles::Profile p;
-  p.name = "cpu backend: " + std::to_string(shape.layers) + " dense layers of width " +
-           std::to_string(shape.width) + " per stage, micro-batches of " +
-           std::to_string(shape.microbatch_size) + " rows";
+  p.name = "cpu backend: " + describe_layers(shape) + " per stage, micro-batches of " +
+           std::to_string(shape.microbatch_size) +
+           (shape.block == Block::kTransformer ? " sequences" : " rows");
   p.stages.assign(static_cast<std::size_t>(pp), s);
   p.hardware.gpus_per_node = std::max(1, cores);
   p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth = kMovedBandwidth;
   p.hardware.intra_node_latency = p.hardware.inter_node_latency = handoff;
   p.hardware.memory_bytes = 0;
-  const std::int32_t ranks = std::max(2, replicas);
   const auto gradient_floats = static_cast<std::size_t>(s.param_bytes / 4);
   p.hardware.all_reduce_bus_bandwidth =
       bus_bandwidth(s.param_bytes, ranks, measure_all_reduce(gradient_floats, ranks, repetitions));

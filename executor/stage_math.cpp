@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "executor/transformer_block.hpp"
 
 namespace recycle::executor {
 
@@ -17,6 +18,10 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uin
   return rng.next();
 }
 
+transformer::Dims dims(const StageShape& shape) noexcept {
+  return {shape.microbatch_size, shape.sequence, shape.width, shape.heads};
+}
+
 std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
   Rng rng(seed);
   std::vector<float> out(n);
@@ -26,8 +31,48 @@ std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
 
 }  // namespace
 
+std::size_t parameter_floats(const StageShape& shape) noexcept {
+  const auto w = static_cast<std::size_t>(shape.width);
+  const auto l = static_cast<std::size_t>(shape.layers);
+  return shape.block == Block::kTransformer ? l * transformer::layer_parameters(shape.width)
+                                            : l * (w * w + w);
+}
+
+std::size_t chunk_floats(const StageShape& shape) noexcept {
+  const auto l = static_cast<std::size_t>(shape.layers);
+  if (shape.block == Block::kTransformer) return l * transformer::kept_floats(dims(shape));
+  // Per layer its input and output from F, its dz from I.
+  return 3 * l * static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
+}
+
+double chunk_flops(const StageShape& shape) noexcept {
+  if (shape.block == Block::kTransformer) return shape.layers * transformer::flops(dims(shape));
+  // F, I and W: one product of rows x width by width x width per layer each.
+  return 3 * 2 * static_cast<double>(shape.rows()) * shape.width * shape.width * shape.layers;
+}
+
+std::string describe_layers(const StageShape& shape) {
+  const std::string count = std::to_string(shape.layers);
+  const std::string width = " of width " + std::to_string(shape.width);
+  if (shape.block == Block::kTransformer) {
+    return count + " transformer block" + (shape.layers == 1 ? "" : "s") + width + ", " +
+           std::to_string(shape.heads) + " heads, sequences of " + std::to_string(shape.sequence);
+  }
+  return count + " dense layer" + (shape.layers == 1 ? "" : "s") + width;
+}
+
 StageParams::StageParams(const StageShape& shape, std::int32_t stage, std::uint64_t seed)
     : shape_(shape) {
+  if (shape.block == Block::kTransformer) {
+    params_.resize(parameter_floats(shape));
+    for (std::int32_t l = 0; l < shape.layers; ++l) {
+      transformer::init_layer(
+          params_.data() + block_offset(l), shape.width,
+          mix(seed, 1, static_cast<std::uint64_t>(stage), static_cast<std::uint64_t>(l)));
+    }
+    gradients_.assign(params_.size(), 0.0F);
+    return;
+  }
   const auto w = static_cast<std::size_t>(shape.width);
   const auto l = static_cast<std::size_t>(shape.layers);
   // Weights uniform in +-sqrt(3 / width) (unit variance through a linear layer), biases 0.
@@ -47,11 +92,21 @@ std::size_t StageParams::bias_offset(std::int32_t layer) const noexcept {
   return static_cast<std::size_t>(shape_.layers) * w * w + static_cast<std::size_t>(layer) * w;
 }
 
+std::size_t StageParams::block_offset(std::int32_t layer) const noexcept {
+  return static_cast<std::size_t>(layer) * transformer::layer_parameters(shape_.width);
+}
+
 std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {
-  const int rows = shape_.microbatch_size, w = shape_.width;
-  chunk.inputs.clear();
-  chunk.outputs.clear();
-  chunk.dz.clear();
+  const int rows = shape_.rows(), w = shape_.width;
+  chunk.saved.clear();
+  chunk.grads.clear();
+  if (shape_.block == Block::kTransformer) {
+    std::vector<float> x = input;
+    for (std::int32_t l = 0; l < shape_.layers; ++l) {
+      x = transformer::forward(dims(shape_), params_.data() + block_offset(l), x, chunk.saved);
+    }
+    return x;
+  }
   std::vector<float> x = input;
   for (std::int32_t l = 0; l < shape_.layers; ++l) {
     std::vector<float> z(activation_size());
@@ -62,43 +117,65 @@ std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& 
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, w, 1.0F, x.data(), w,
                 params_.data() + weight_offset(l), w, 1.0F, z.data(), w);
     for (float& v : z) v = std::tanh(v);
-    chunk.inputs.push_back(std::move(x));
+    chunk.saved.push_back(std::move(x));
     x = z;
-    chunk.outputs.push_back(std::move(z));
+    chunk.saved.push_back(std::move(z));
   }
   return x;
 }
 
 std::vector<float> StageParams::backward_input(const std::vector<float>& output_gradient,
                                                Chunk& chunk) const {
-  const int rows = shape_.microbatch_size, w = shape_.width;
-  chunk.dz.assign(static_cast<std::size_t>(shape_.layers), {});
+  const int rows = shape_.rows(), w = shape_.width;
   std::vector<float> grad = output_gradient;
+  if (shape_.block == Block::kTransformer) {
+    // Layer by layer from the last; each appends its gradients, so the last layer's come first.
+    chunk.grads.clear();
+    for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
+      grad = transformer::backward_input(
+          dims(shape_), params_.data() + block_offset(l), chunk.saved,
+          static_cast<std::size_t>(l) * transformer::kSavedPerLayer, grad, chunk.grads);
+    }
+    return grad;
+  }
+  chunk.grads.assign(static_cast<std::size_t>(shape_.layers), {});
   for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
     const auto li = static_cast<std::size_t>(l);
     std::vector<float> dz(activation_size());
-    const std::vector<float>& a = chunk.outputs[li];
+    const std::vector<float>& a = chunk.saved[2 * li + 1];
     for (std::size_t i = 0; i < dz.size(); ++i) dz[i] = grad[i] * (1.0F - a[i] * a[i]);
     std::vector<float> dx(activation_size());
     // dx = dz W_l^T
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, w, 1.0F, dz.data(), w,
                 params_.data() + weight_offset(l), w, 0.0F, dx.data(), w);
-    chunk.dz[li] = std::move(dz);
+    chunk.grads[li] = std::move(dz);
     grad = std::move(dx);
   }
   return grad;
 }
 
 void StageParams::backward_weight(const Chunk& chunk) {
-  const int rows = shape_.microbatch_size, w = shape_.width;
+  const int rows = shape_.rows(), w = shape_.width;
+  if (shape_.block == Block::kTransformer) {
+    for (std::int32_t l = 0; l < shape_.layers; ++l) {
+      const auto from_last = static_cast<std::size_t>(shape_.layers - 1 - l);
+      transformer::backward_weight(dims(shape_), chunk.saved,
+                                   static_cast<std::size_t>(l) * transformer::kSavedPerLayer,
+                                   chunk.grads, from_last * transformer::kGradsPerLayer,
+                                   gradients_.data() + block_offset(l));
+    }
+    return;
+  }
   for (std::int32_t l = 0; l < shape_.layers; ++l) {
     const auto li = static_cast<std::size_t>(l);
+    const std::vector<float>& dz = chunk.grads[li];
     // dW_l += x_l^T dz_l
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, w, rows, 1.0F, chunk.inputs[li].data(),
-                w, chunk.dz[li].data(), w, 1.0F, gradients_.data() + weight_offset(l), w);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, w, rows, 1.0F,
+                chunk.saved[2 * li].data(), w, dz.data(), w, 1.0F,
+                gradients_.data() + weight_offset(l), w);
     float* db = gradients_.data() + bias_offset(l);
     for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < w; ++c) db[c] += chunk.dz[li][static_cast<std::size_t>(r * w + c)];
+      for (int c = 0; c < w; ++c) db[c] += dz[static_cast<std::size_t>(r * w + c)];
     }
   }
 }
@@ -130,11 +207,10 @@ namespace {
 std::vector<float> synthetic(const StageShape& shape, std::uint64_t seed, std::uint64_t kind,
                              std::int64_t iteration, std::int32_t owner, std::int32_t microbatch,
                              double scale) {
-  return uniform(
-      static_cast<std::size_t>(shape.microbatch_size) * static_cast<std::size_t>(shape.width),
-      mix(seed, kind + 2 * static_cast<std::uint64_t>(iteration), static_cast<std::uint64_t>(owner),
-          static_cast<std::uint64_t>(microbatch)),
-      scale);
+  return uniform(static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width),
+                 mix(seed, kind + 2 * static_cast<std::uint64_t>(iteration),
+                     static_cast<std::uint64_t>(owner), static_cast<std::uint64_t>(microbatch)),
+                 scale);
 }
 
 }  // namespace

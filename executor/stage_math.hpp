@@ -1,13 +1,16 @@
-// The executor's workload: one pipeline stage as a stack of dense layers, with the backward pass
-// split as the schedules split it.
+// The executor's workload: one pipeline stage as a stack of layers, dense layers by default or
+// transformer blocks (executor/transformer_block.hpp), with the backward pass split as the
+// schedules split it.
 //
-// Layer l maps a micro-batch x (rows = samples, `width` columns, row-major) to
+// Dense layer l maps a micro-batch x (rows = samples, `width` columns, row-major) to
 // a = tanh(x W_l + b_l). For one micro-batch:
 //  - F keeps every layer's input and output (the activations a worker holds from F until W);
 //  - I takes the gradient of the stage output and returns the gradient of the stage input,
 //    keeping each layer's pre-activation gradient dz for W;
 //  - W accumulates dW_l += x_l^T dz_l and db_l += sum of dz_l's rows, then frees the chunk;
 //  - B is I then W.
+// A transformer block's F, I and W are described in executor/transformer_block.hpp; its
+// micro-batch is `microbatch_size` sequences of `sequence` tokens, each row a token.
 // The last stage's loss is 0.5 x the mean over its elements of (a - target)^2 per micro-batch;
 // the optimizer step applies plain SGD to the mean over every micro-batch of the global batch
 // (the accumulated sums divided by their count), so the update does not depend on which worker
@@ -15,22 +18,46 @@
 // Inputs and targets are a fixed function of (seed, iteration, owner, micro-batch).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace recycle::executor {
 
+enum class Block : std::uint8_t { kDense, kTransformer };
+
 struct StageShape {
   std::int32_t width = 256;           ///< features per layer (input = output width)
-  std::int32_t layers = 2;            ///< dense layers per stage
-  std::int32_t microbatch_size = 32;  ///< rows per micro-batch
+  std::int32_t layers = 2;            ///< layers per stage
+  std::int32_t microbatch_size = 32;  ///< samples per micro-batch
+  Block block = Block::kDense;
+  std::int32_t sequence = 32;  ///< transformer: tokens per sample
+  std::int32_t heads = 4;      ///< transformer: attention heads (they divide width)
+
+  /// Rows of a micro-batch's activation: samples, or tokens for transformer blocks.
+  [[nodiscard]] std::int32_t rows() const noexcept {
+    return block == Block::kTransformer ? microbatch_size * sequence : microbatch_size;
+  }
 };
+
+/// Floats of one stage's parameters (and so of its gradients).
+[[nodiscard]] std::size_t parameter_floats(const StageShape& shape) noexcept;
+/// Floats one micro-batch keeps on a stage from its F until its W (what F saves and I adds),
+/// input and output messages not included.
+[[nodiscard]] std::size_t chunk_floats(const StageShape& shape) noexcept;
+/// Floating-point operations of one micro-batch's F, I and W on one stage.
+[[nodiscard]] double chunk_flops(const StageShape& shape) noexcept;
+/// "2 dense layers of width 256" or "2 transformer blocks of width 256, 4 heads".
+[[nodiscard]] std::string describe_layers(const StageShape& shape);
 
 /// The activations and gradients one micro-batch keeps on a stage between its F, I and W.
 struct Chunk {
-  std::vector<std::vector<float>> inputs;   ///< per layer: its input x_l
-  std::vector<std::vector<float>> outputs;  ///< per layer: tanh(x_l W_l + b_l)
-  std::vector<std::vector<float>> dz;       ///< per layer, after I: d loss / d (x_l W_l + b_l)
+  /// From F, per layer: dense, its input x_l and output tanh(x_l W_l + b_l); transformer, what
+  /// executor/transformer_block.hpp's forward saves.
+  std::vector<std::vector<float>> saved;
+  /// From I, per layer: dense, d loss / d (x_l W_l + b_l); transformer, what backward_input keeps.
+  std::vector<std::vector<float>> grads;
 };
 
 /// One stage's parameters and accumulated gradients.
@@ -41,8 +68,7 @@ class StageParams {
 
   [[nodiscard]] const StageShape& shape() const noexcept { return shape_; }
   [[nodiscard]] std::size_t activation_size() const noexcept {
-    return static_cast<std::size_t>(shape_.microbatch_size) *
-           static_cast<std::size_t>(shape_.width);
+    return static_cast<std::size_t>(shape_.rows()) * static_cast<std::size_t>(shape_.width);
   }
 
   /// F: the stage output for `input` (activation_size() floats); fills `chunk`.
@@ -68,6 +94,8 @@ class StageParams {
  private:
   [[nodiscard]] std::size_t weight_offset(std::int32_t layer) const noexcept;
   [[nodiscard]] std::size_t bias_offset(std::int32_t layer) const noexcept;
+  /// Transformer: where layer `layer`'s parameters start.
+  [[nodiscard]] std::size_t block_offset(std::int32_t layer) const noexcept;
 
   StageShape shape_;
   std::vector<float> params_;

@@ -202,10 +202,10 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
                 const RunResult& run, std::size_t cores, std::optional<double> difference) {
   const planner::Layout& layout = segments.front().lowered.layout;
   std::printf(
-      "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %d layers per stage, "
+      "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %s per stage, "
       "%zu live workers, %d iterations\n",
-      segments.front().name.c_str(), layout.pp, layout.dp, layout.microbatches,
-      o.run.shape.microbatch_size, o.run.shape.width, o.run.shape.layers,
+      segments.front().name.c_str(), layout.pp, layout.dp, layout.microbatches, o.run.shape.rows(),
+      o.run.shape.width, executor::describe_layers(o.run.shape).c_str(),
       segments.front().lowered.workers.size(), o.run.iterations);
   if (segments.front().lowered.workers.size() > cores) {
     std::printf(

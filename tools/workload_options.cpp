@@ -1,14 +1,30 @@
 #include "tools/workload_options.hpp"
 
+#include <string>
+
 namespace recycle::tools {
 
 void add_shape_options(CLI::App& app, executor::StageShape& shape) {
   app.add_option("--width", shape.width, "Features per layer (default 256)")
       ->check(CLI::Range(1, 16384));
-  app.add_option("--layers-per-stage", shape.layers, "Dense layers per stage (default 2)")
+  app.add_option("--layers-per-stage", shape.layers, "Layers per stage (default 2)")
       ->check(CLI::Range(1, 1024));
   app.add_option("--microbatch-size", shape.microbatch_size, "Samples per micro-batch (default 32)")
       ->check(CLI::Range(1, 65536));
+  app.add_option_function<std::string>(
+         "--block",
+         [&shape](const std::string& block) {
+           shape.block =
+               block == "transformer" ? executor::Block::kTransformer : executor::Block::kDense;
+         },
+         "Layer kind: dense (tanh(x W + b), default) or transformer (pre-norm GPT block: "
+         "causal multi-head attention and a 4x GELU MLP)")
+      ->check(CLI::IsMember({"dense", "transformer"}));
+  app.add_option("--sequence", shape.sequence, "Transformer: tokens per sample (default 32)")
+      ->check(CLI::Range(1, 65536));
+  app.add_option("--heads", shape.heads,
+                 "Transformer: attention heads, dividing --width (default 4)")
+      ->check(CLI::Range(1, 16384));
 }
 
 void add_repetitions_option(CLI::App& app, std::int32_t& repetitions) {

@@ -1,5 +1,6 @@
 // The flags that shape the executor's workload (--width, --layers-per-stage, --microbatch-size,
-// --repetitions), shared by `recycle validate` and `recycle profile measure`.
+// --block, --sequence, --heads, --repetitions), shared by `recycle validate` and `recycle profile
+// measure`.
 #pragma once
 
 #include <cstdint>

@@ -13,6 +13,15 @@ cli_test("validate --check-equivalence with a failed worker" 0
 cli_shell_test("validate: more workers than cores share them, and the prediction says so" 0
   "2 live workers share 1 cores: worker i of the list runs on core i % 1, .* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## .* ## busy times not compared"
   "taskset -c 0 ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3")
+cli_test("validate --block transformer: attention and MLP blocks, checked for equivalence" 0
+  "recycle around 1:0 on the cpu backend: PP 2, DP 2, 4 micro-batches of 8 x 16, 1 transformer block of width 16, 4 heads, sequences of 4 per stage, 3 live workers.* ## micro-batches processed: 16 .* ## equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 1:0 --check-equivalence --block transformer --width 16 --heads 4 --sequence 4 --microbatch-size 2 --layers-per-stage 1 --iterations 2 --repetitions 3)
+cli_test("validate: heads that do not divide the width" 2 "error: --heads: 3 heads do not divide --width 16"
+  validate --schedule 1f1b --pp 2 --microbatches 4 --block transformer --width 16 --heads 3)
+cli_test("validate: an unknown block" 2 "error: --block: .*"
+  validate --schedule 1f1b --pp 2 --microbatches 4 --block lstm)
+cli_test("validate: a transformer run too large for memory" 2 "error: --width x --layers-per-stage x --microbatch-size x --sequence: 2 transformer blocks of width 4096.* GiB.*"
+  validate --schedule 1f1b --pp 2 --microbatches 4 --block transformer --width 4096 --sequence 2048 --microbatch-size 64)
 cli_test("validate: the cuda backend does not run schedules yet" 2
   "error: --backend: 'cuda': this build runs schedules on the cpu backend only"
   validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda)
@@ -60,5 +69,9 @@ cli_shell_test("profile measure writes a profile simulate reads" 0 "iteration ti
 cli_test("profile measure: the cuda backend is not built yet" 2
   "error: --backend: 'cuda': this build measures the cpu backend only"
   profile measure --backend cuda --pp 2)
+# 8 tokens (2 sequences of 4) of width 8: 27 x 8 x 8 + 2 x 8 + 2 samples x 2 heads x 4^2 = 1808
+# floats kept per block, 7232 bytes; 12 x 64 + 13 x 8 = 872 parameters, 3488 bytes.
+cli_shell_test("profile measure --block transformer: the bytes of what a block keeps" 0 "\"activation_bytes\": 7232,.*\"param_bytes\": 3488"
+  "${P} profile measure --block transformer --width 8 --heads 2 --sequence 4 --microbatch-size 2 --layers-per-stage 1 --repetitions 3")
 cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
   profile measure --pp 0)

@@ -69,6 +69,26 @@ TEST_CASE("ReCycle's re-routed plans train what the fault-free job trains") {
   }
 }
 
+TEST_CASE("transformer blocks: ZB-H1 and a ReCycle plan train what the sequential loop trains") {
+  // Two blocks of width 16 with 4 heads per stage, micro-batches of 2 sequences of 4 tokens.
+  RunConfig config = small_config();
+  config.shape.block = Block::kTransformer;
+  config.shape.microbatch_size = 2;
+  config.shape.sequence = 4;
+  config.shape.heads = 4;
+  config.learning_rate = 0.05;
+  planner::GeneratorOptions options;
+  options.layout = {2, 3, 4, 1};
+  check_against_reference(planner::generate_fault_free("zb-h1", options), config);
+  planner::RecycleOptions recycle;
+  recycle.layout = {2, 3, 4, 1};
+  recycle.failed = {{1, 1}};
+  recycle.search_work = 0;
+  const planner::RecyclePlan plan = planner::plan_recycle(recycle);
+  REQUIRE(plan.feasible);
+  check_against_reference(plan.schedule, config);
+}
+
 TEST_CASE("a deadlocking schedule is refused before anything runs") {
   // Stage 1 waits for micro-batch 1 first; stage 0 sends it only after micro-batch 0's backward,
   // which needs stage 1's backward of micro-batch 0.

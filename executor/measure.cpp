@@ -3,6 +3,7 @@
 #include <cblas.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -21,12 +22,30 @@ Nanos median(std::vector<Nanos> v) {
 
 }  // namespace
 
-MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions) {
+MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
+                            std::int32_t concurrent) {
   require_measurement_fits(shape, std::max(1, repetitions));
   openblas_set_num_threads(1);
   StageParams params(shape, 0, 1);
   const std::vector<float> input = synthetic_input(shape, 1, 0, 0, 0);
   const std::vector<float> target = synthetic_target(shape, 1, 0, 0, 0);
+  // The load: the same F, I, W and step, over and over on copies of the stage, until the timing
+  // is done.
+  std::atomic<bool> done{false};
+  std::vector<std::thread> load;
+  for (std::int32_t k = 1; k < concurrent; ++k) {
+    load.emplace_back([&] {
+      StageParams copy(shape, 0, 1);
+      while (!done.load(std::memory_order_relaxed)) {
+        Chunk chunk;
+        std::vector<float> gradient;
+        StageParams::loss(copy.forward(input, chunk), target, gradient);
+        static_cast<void>(copy.backward_input(gradient, chunk));
+        copy.backward_weight(chunk);
+        copy.step(0.0, 1);
+      }
+    });
+  }
   std::vector<Nanos> f, i, w, opt;
   using Clock = std::chrono::steady_clock;
   const auto since = [](Clock::time_point t) {
@@ -54,6 +73,8 @@ MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions) {
     w.push_back(tw);
     opt.push_back(to);
   }
+  done = true;
+  for (std::thread& t : load) t.join();
   return {{median(f), median(i), median(w)}, median(opt)};
 }
 
@@ -105,9 +126,12 @@ BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time) {
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
                                    std::int32_t replicas, std::int32_t repetitions) {
+  // As many workers compute at once as there are workers or cores, whichever is fewer.
+  const auto workers = std::int64_t{pp} * std::max(1, replicas);
+  const auto concurrent = static_cast<std::int32_t>(std::clamp<std::int64_t>(workers, 1, cores));
   const std::int32_t ranks = std::max(2, replicas);
   require_all_reduce_fits(shape, ranks);  // before anything is timed
-  const MeasuredStage stage = measure_stage(shape, repetitions);
+  const MeasuredStage stage = measure_stage(shape, repetitions, concurrent);
   const Nanos handoff = measure_handoff(std::max(repetitions, 101));
   const auto floats = static_cast<Bytes>(shape.rows()) * shape.width;
   profiles::StageProfile s;

@@ -56,7 +56,8 @@ struct Chunk {
   /// From F, per layer: dense, its input x_l and output tanh(x_l W_l + b_l); transformer, what
   /// executor/transformer_block.hpp's forward saves.
   std::vector<std::vector<float>> saved;
-  /// From I, per layer: dense, d loss / d (x_l W_l + b_l); transformer, what backward_input keeps.
+  /// From I, per layer: dense, d loss / d (x_l W_l + b_l); transformer, what backward_input keeps
+  /// (the last layer's first, as I runs them).
   std::vector<std::vector<float>> grads;
 };
 
@@ -82,8 +83,9 @@ class StageParams {
   static double loss(const std::vector<float>& output, const std::vector<float>& target,
                      std::vector<float>& gradient);
 
-  /// The accumulated gradients, flattened (weights then biases, layer by layer): what an
-  /// all-reduce sums over the stage's replicas.
+  /// The accumulated gradients, flattened like the parameters (dense: every layer's weights,
+  /// then every layer's biases; transformer: layer by layer, each as transformer_block.cpp lays
+  /// it out): what an all-reduce sums over the stage's replicas.
   [[nodiscard]] std::vector<float>& gradients() noexcept { return gradients_; }
   /// SGD on the mean gradient over `microbatches` micro-batches, then zeroes the gradients.
   void step(double learning_rate, std::int64_t microbatches);

@@ -11,7 +11,9 @@ namespace recycle::executor::transformer {
 
 namespace {
 
-/// Where each parameter tensor of a layer starts, for hidden size h.
+/// Where each parameter tensor of a layer starts, for hidden size h, in this order: the first
+/// layer norm's gain and bias (g1, b1n), Wqkv and its bias, Wo and its bias, the second layer
+/// norm's gain and bias (g2, b2n), W1 and b1, W2 and b2.
 struct Offsets {
   std::size_t g1, b1n, wqkv, bqkv, wo, bo, g2, b2n, w1, b1, w2, b2;
 

@@ -37,42 +37,6 @@ void Abort::watch(std::condition_variable* cv, std::mutex* m) {
 
 namespace {
 
-/// Waits on `cv` until `ready()`; throws when the run is aborted or the limit passes.
-template <typename Ready>
-void wait_for(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Abort& abort,
-              const Ready& ready, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + abort.limit();
-  while (!ready()) {
-    if (abort.raised()) throw std::runtime_error("stopped while waiting for " + what);
-    if (cv.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
-      throw std::runtime_error("waited over " + std::to_string(abort.limit().count() / 1000) +
-                               " s for " + what);
-    }
-  }
-}
-
-}  // namespace
-
-void Mailbox::deliver(const MessageKey& key, std::vector<float> data) {
-  {
-    const std::lock_guard lock(mutex_);
-    messages_[key] = std::move(data);
-  }
-  cv_.notify_all();
-}
-
-std::vector<float> Mailbox::take(const MessageKey& key, const std::string& what) {
-  std::unique_lock lock(mutex_);
-  wait_for(
-      lock, cv_, abort_, [&] { return messages_.count(key) != 0; }, what);
-  auto it = messages_.find(key);
-  std::vector<float> out = std::move(it->second);
-  messages_.erase(it);
-  return out;
-}
-
-namespace {
-
 /// Shard `rank` of a vector of `size` elements cut into `ranks` shards: [begin, end).
 std::pair<std::size_t, std::size_t> shard(std::size_t size, std::size_t ranks, std::size_t rank) {
   return {rank * size / ranks, (rank + 1) * size / ranks};

@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -38,19 +39,49 @@ class Abort {
 /// What a message carries: (kind, virtual stage, owner, micro-batch, iteration).
 using MessageKey = std::tuple<std::int32_t, std::int32_t, std::int32_t, std::int32_t, std::int64_t>;
 
-/// One worker's incoming messages.
+/// Waits on `cv` until `ready()`; throws std::runtime_error naming `what` when the run is aborted
+/// or the limit passes.
+template <typename Ready>
+void wait_for(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Abort& abort,
+              const Ready& ready, const std::string& what) {
+  const auto deadline = std::chrono::steady_clock::now() + abort.limit();
+  while (!ready()) {
+    if (abort.raised()) throw std::runtime_error("stopped while waiting for " + what);
+    if (cv.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
+      throw std::runtime_error("waited over " + std::to_string(abort.limit().count() / 1000) +
+                               " s for " + what);
+    }
+  }
+}
+
+/// One worker's incoming messages, of a backend's tensor type.
+template <class Tensor = std::vector<float>>
 class Mailbox {
  public:
   explicit Mailbox(Abort& abort) : abort_(abort) { abort_.watch(&cv_, &mutex_); }
-  void deliver(const MessageKey& key, std::vector<float> data);
+  void deliver(const MessageKey& key, Tensor data) {
+    {
+      const std::lock_guard lock(mutex_);
+      messages_.insert_or_assign(key, std::move(data));
+    }
+    cv_.notify_all();
+  }
   /// Waits for the message; throws std::runtime_error naming `what` when aborted or past the limit.
-  std::vector<float> take(const MessageKey& key, const std::string& what);
+  Tensor take(const MessageKey& key, const std::string& what) {
+    std::unique_lock lock(mutex_);
+    wait_for(
+        lock, cv_, abort_, [&] { return messages_.count(key) != 0; }, what);
+    auto it = messages_.find(key);
+    Tensor out = std::move(it->second);
+    messages_.erase(it);
+    return out;
+  }
 
  private:
   Abort& abort_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::map<MessageKey, std::vector<float>> messages_;
+  std::map<MessageKey, Tensor> messages_;
 };
 
 /// One rank's share of an all-reduce over `slots` (every rank's vector, the same size), as the

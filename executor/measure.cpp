@@ -81,7 +81,7 @@ MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
 Nanos measure_handoff(std::int32_t repetitions) {
   using Clock = std::chrono::steady_clock;
   Abort abort(std::chrono::milliseconds(60'000));
-  Mailbox to_echo(abort), to_main(abort);
+  Mailbox<> to_echo(abort), to_main(abort);
   const std::int32_t rounds = std::max(1, repetitions) + 1;  // the first is a warm-up
   // The echo thread sends each message straight back: a round trip is two hand-offs.
   std::thread echo([&] {

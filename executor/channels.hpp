@@ -12,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace recycle::executor {
@@ -94,26 +95,77 @@ class Mailbox {
 /// rank, as a ring all-reduce moves. Used by AllReduceGroup and timed by
 /// executor/measure.hpp's measure_all_reduce, so what is timed is what runs.
 void reduce_shard(std::span<std::vector<float>* const> slots, std::size_t rank);
+/// Shard `rank` of a vector of `size` elements cut into `ranks` shards: [begin, end).
+[[nodiscard]] std::pair<std::size_t, std::size_t> shard_of(std::size_t size, std::size_t ranks,
+                                                           std::size_t rank);
 void gather_shards(std::span<std::vector<float>* const> slots, std::size_t rank);
 
+/// The cpu backend's shard operations for AllReduceGroup (reduce_shard, gather_shards above).
+struct HostShards {
+  static void reduce(std::span<std::vector<float>* const> slots, std::size_t rank) {
+    reduce_shard(slots, rank);
+  }
+  static void gather(std::span<std::vector<float>* const> slots, std::size_t rank) {
+    gather_shards(slots, rank);
+  }
+};
+
 /// Sums one vector over a fixed group of ranks and hands every rank the sum, each rank doing an
-/// equal share of the work on its own thread (reduce_shard, then gather_shards). Each element is
-/// summed in rank order, so the result does not depend on which thread arrives first nor on the
-/// number of shards. Reusable round after round.
+/// equal share of the work on its own thread (Shards::reduce, then Shards::gather: for the cpu
+/// backend reduce_shard and gather_shards, for ranks sharing a GPU their device versions). Each
+/// element is summed in rank order, so the result does not depend on which thread arrives first
+/// nor on the number of shards. Reusable round after round.
+template <class Tensor = std::vector<float>, class Shards = HostShards>
 class AllReduceGroup {
  public:
-  AllReduceGroup(std::int32_t ranks, Abort& abort);
-  void all_reduce(std::int32_t rank, std::vector<float>& data, const std::string& what);
+  AllReduceGroup(std::int32_t ranks, Abort& abort, Shards shards = {})
+      : ranks_(ranks),
+        abort_(abort),
+        shards_(std::move(shards)),
+        slots_(static_cast<std::size_t>(ranks), nullptr) {
+    abort_.watch(&cv_, &mutex_);
+  }
+
+  void all_reduce(std::int32_t rank, Tensor& data, const std::string& what) {
+    if (ranks_ == 1) return;  // a stage with one live replica: its gradient is the sum
+    const auto r = static_cast<std::size_t>(rank);
+    std::unique_lock lock(mutex_);
+    slots_[r] = &data;
+    phase(lock, what);  // every rank's vector is in place
+    for (const Tensor* slot : slots_) {
+      if (slot->size() != data.size())
+        throw std::runtime_error(what + ": the ranks' vectors differ in size");
+    }
+    lock.unlock();
+    shards_.reduce(std::span<Tensor* const>(slots_), r);
+    lock.lock();
+    phase(lock, what);  // every shard is reduced
+    lock.unlock();
+    shards_.gather(std::span<Tensor* const>(slots_), r);
+    lock.lock();
+    phase(lock, what);  // nobody reads this rank's vector any more
+  }
 
  private:
   /// Waits until every rank has called it in this phase (a reusable counting barrier).
-  void phase(std::unique_lock<std::mutex>& lock, const std::string& what);
+  void phase(std::unique_lock<std::mutex>& lock, const std::string& what) {
+    const std::uint64_t generation = generation_;
+    if (++arrived_ == ranks_) {
+      arrived_ = 0;
+      ++generation_;
+      cv_.notify_all();
+      return;
+    }
+    wait_for(
+        lock, cv_, abort_, [&] { return generation_ != generation; }, what);
+  }
 
   std::int32_t ranks_;
   Abort& abort_;
+  Shards shards_;
   std::mutex mutex_;
   std::condition_variable cv_;
-  std::vector<std::vector<float>*> slots_;
+  std::vector<Tensor*> slots_;
   std::int32_t arrived_ = 0;
   std::uint64_t generation_ = 0;  ///< phases completed
 };
@@ -128,7 +180,7 @@ class Barrier {
   }
 
  private:
-  AllReduceGroup group_;
+  AllReduceGroup<> group_;
 };
 
 }  // namespace recycle::executor

@@ -10,72 +10,18 @@
 
 #include "executor/channels.hpp"
 #include "executor/footprint.hpp"
+#include "executor/stage_timer.hpp"
 
 namespace recycle::executor {
-
-namespace {
-
-Nanos median(std::vector<Nanos> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-}  // namespace
 
 MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
                             std::int32_t concurrent) {
   require_measurement_fits(shape, std::max(1, repetitions));
   openblas_set_num_threads(1);
-  StageParams params(shape, 0, 1);
   const std::vector<float> input = synthetic_input(shape, 1, 0, 0, 0);
   const std::vector<float> target = synthetic_target(shape, 1, 0, 0, 0);
-  // The load: the same F, I, W and step, over and over on copies of the stage, until the timing
-  // is done.
-  std::atomic<bool> done{false};
-  std::vector<std::thread> load;
-  for (std::int32_t k = 1; k < concurrent; ++k) {
-    load.emplace_back([&] {
-      StageParams copy(shape, 0, 1);
-      while (!done.load(std::memory_order_relaxed)) {
-        Chunk chunk;
-        std::vector<float> gradient;
-        StageParams::loss(copy.forward(input, chunk), target, gradient);
-        static_cast<void>(copy.backward_input(gradient, chunk));
-        copy.backward_weight(chunk);
-        copy.step(0.0, 1);
-      }
-    });
-  }
-  std::vector<Nanos> f, i, w, opt;
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
-  };
-  for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
-    Chunk chunk;
-    auto t = Clock::now();
-    const std::vector<float> out = params.forward(input, chunk);
-    const Nanos tf = since(t);
-    std::vector<float> gradient;
-    StageParams::loss(out, target, gradient);
-    t = Clock::now();
-    const std::vector<float> dx = params.backward_input(gradient, chunk);
-    const Nanos ti = since(t);
-    t = Clock::now();
-    params.backward_weight(chunk);
-    const Nanos tw = since(t);
-    t = Clock::now();
-    params.step(0.0, 1);  // a step of size 0: the same work, the same weights
-    const Nanos to = since(t);
-    if (r == 0) continue;  // warm-up
-    f.push_back(tf);
-    i.push_back(ti);
-    w.push_back(tw);
-    opt.push_back(to);
-  }
-  done = true;
-  for (std::thread& t : load) t.join();
-  return {{median(f), median(i), median(w)}, median(opt)};
+  return time_stage<Chunk>([&] { return StageParams(shape, 0, 1); }, input, target,
+                           &StageParams::loss, repetitions, concurrent);
 }
 
 Nanos measure_handoff(std::int32_t repetitions) {
@@ -98,7 +44,7 @@ Nanos measure_handoff(std::int32_t repetitions) {
     if (r > 0) trips.push_back(ns.count());
   }
   echo.join();
-  return median(std::move(trips)) / 2;
+  return median_of(std::move(trips)) / 2;
 }
 
 Nanos measure_all_reduce(std::size_t floats, std::int32_t ranks, std::int32_t repetitions) {
@@ -115,13 +61,26 @@ Nanos measure_all_reduce(std::size_t floats, std::int32_t ranks, std::int32_t re
     const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
     if (r > 0) times.push_back(ns.count());  // the first is a warm-up
   }
-  return median(std::move(times));
+  return median_of(std::move(times));
 }
 
 BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time) {
   if (ranks <= 1 || bytes <= 0 || time <= 0) return 0;
   const double moved = 2.0 * (ranks - 1) / ranks * static_cast<double>(bytes);
   return moved / (static_cast<double>(time) * 1e-9);
+}
+
+profiles::StageProfile stage_profile(const StageShape& shape, const MeasuredStage& measured) {
+  profiles::StageProfile s;
+  s.forward = measured.cost.forward;
+  s.backward_input = measured.cost.backward_input;
+  s.backward_weight = measured.cost.backward_weight;
+  s.optimizer = measured.optimizer;
+  s.activation_bytes = static_cast<Bytes>(chunk_floats(shape)) * 4;
+  s.output_bytes = static_cast<Bytes>(shape.rows()) * shape.width * 4;
+  s.param_bytes = static_cast<Bytes>(parameter_floats(shape)) * 4;
+  s.optimizer_state_bytes = 0;
+  return s;
 }
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
@@ -133,18 +92,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
   require_all_reduce_fits(shape, ranks);  // before anything is timed
   const MeasuredStage stage = measure_stage(shape, repetitions, concurrent);
   const Nanos handoff = measure_handoff(std::max(repetitions, 101));
-  const auto floats = static_cast<Bytes>(shape.rows()) * shape.width;
-  profiles::StageProfile s;
-  s.forward = stage.cost.forward;
-  s.backward_input = stage.cost.backward_input;
-  s.backward_weight = stage.cost.backward_weight;
-  s.optimizer = stage.optimizer;
-  // What a chunk keeps from F until W (stage_math.hpp), the message between stages, the
-  // weights: fp32.
-  s.activation_bytes = static_cast<Bytes>(chunk_floats(shape)) * 4;
-  s.output_bytes = floats * 4;
-  s.param_bytes = static_cast<Bytes>(parameter_floats(shape)) * 4;
-  s.optimizer_state_bytes = 0;  // plain SGD
+  const profiles::StageProfile s = stage_profile(shape, stage);
   profiles::Profile p;
   p.name = "cpu backend: " + describe_layers(shape) + " per stage, micro-batches of " +
            std::to_string(shape.microbatch_size) +

@@ -43,6 +43,12 @@ struct MeasuredStage {
 /// is nothing to move.
 [[nodiscard]] BytesPerSecond bus_bandwidth(Bytes bytes, std::int32_t ranks, Nanos time);
 
+/// A stage of `shape` as a profile states it: the measured F, I, W and step, and the bytes of what
+/// a chunk keeps from F until W, of the message between stages and of the weights (fp32, plain
+/// SGD: no optimizer state).
+[[nodiscard]] profiles::StageProfile stage_profile(const StageShape& shape,
+                                                   const MeasuredStage& measured);
+
 /// The bandwidth a profile of the cpu backend states: messages are moved between threads, never
 /// copied, so no time is charged per byte (the profile format needs a finite bandwidth).
 inline constexpr BytesPerSecond kMovedBandwidth = 1e18;

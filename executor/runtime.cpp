@@ -71,7 +71,7 @@ class CpuBackend {
   using Tensor = std::vector<float>;
   using Stage = StageParams;
   using Chunk = executor::Chunk;
-  using Reduce = AllReduceGroup;
+  using Reduce = AllReduceGroup<>;
 
   explicit CpuBackend(std::vector<int> pin_cpus) : pin_cpus_(std::move(pin_cpus)) {}
 

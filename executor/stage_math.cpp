@@ -2,9 +2,11 @@
 
 #include <cblas.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/rng.hpp"
+#include "executor/dense_layers.hpp"
 #include "executor/transformer_block.hpp"
 
 namespace recycle::executor {
@@ -21,6 +23,32 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uin
 transformer::Dims dims(const StageShape& shape) noexcept {
   return {shape.microbatch_size, shape.sequence, shape.width, shape.heads};
 }
+
+/// The cpu backend's arithmetic for DenseLayers: OpenBLAS and loops.
+struct CpuOps {
+  using Buffer = std::vector<float>;
+  static Buffer make(std::size_t n) { return Buffer(n); }
+  static void copy(float* to, const float* from, std::size_t n) { std::copy(from, from + n, to); }
+  static void gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
+                   const float* b, int ldb, float beta, float* c, int ldc) {
+    cblas_sgemm(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans,
+                trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0F, a, lda, b, ldb, beta, c, ldc);
+  }
+  static void fill_rows(float* z, const float* bias, int rows, int width) {
+    for (int r = 0; r < rows; ++r) std::copy(bias, bias + width, z + std::ptrdiff_t{r} * width);
+  }
+  static void tanh_inplace(float* z, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) z[i] = std::tanh(z[i]);
+  }
+  static void tanh_backward(float* dz, const float* grad, const float* a, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i) dz[i] = grad[i] * (1.0F - a[i] * a[i]);
+  }
+  static void add_column_sums(float* db, const float* dz, int rows, int width) {
+    for (int r = 0; r < rows; ++r) {
+      for (int c = 0; c < width; ++c) db[c] += dz[std::ptrdiff_t{r} * width + c];
+    }
+  }
+};
 
 std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
   Rng rng(seed);
@@ -82,22 +110,11 @@ StageParams::StageParams(const StageShape& shape, std::int32_t stage, std::uint6
   gradients_.assign(params_.size(), 0.0F);
 }
 
-std::size_t StageParams::weight_offset(std::int32_t layer) const noexcept {
-  const auto w = static_cast<std::size_t>(shape_.width);
-  return static_cast<std::size_t>(layer) * w * w;
-}
-
-std::size_t StageParams::bias_offset(std::int32_t layer) const noexcept {
-  const auto w = static_cast<std::size_t>(shape_.width);
-  return static_cast<std::size_t>(shape_.layers) * w * w + static_cast<std::size_t>(layer) * w;
-}
-
 std::size_t StageParams::block_offset(std::int32_t layer) const noexcept {
   return static_cast<std::size_t>(layer) * transformer::layer_parameters(shape_.width);
 }
 
 std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {
-  const int rows = shape_.rows(), w = shape_.width;
   chunk.saved.clear();
   chunk.grads.clear();
   if (shape_.block == Block::kTransformer) {
@@ -107,28 +124,14 @@ std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& 
     }
     return x;
   }
-  std::vector<float> x = input;
-  for (std::int32_t l = 0; l < shape_.layers; ++l) {
-    std::vector<float> z(activation_size());
-    const float* bias = params_.data() + bias_offset(l);
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < w; ++c) z[static_cast<std::size_t>(r * w + c)] = bias[c];
-    }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, rows, w, w, 1.0F, x.data(), w,
-                params_.data() + weight_offset(l), w, 1.0F, z.data(), w);
-    for (float& v : z) v = std::tanh(v);
-    chunk.saved.push_back(std::move(x));
-    x = z;
-    chunk.saved.push_back(std::move(z));
-  }
-  return x;
+  CpuOps ops;
+  return DenseLayers<CpuOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
 }
 
 std::vector<float> StageParams::backward_input(const std::vector<float>& output_gradient,
                                                Chunk& chunk) const {
-  const int rows = shape_.rows(), w = shape_.width;
-  std::vector<float> grad = output_gradient;
   if (shape_.block == Block::kTransformer) {
+    std::vector<float> grad = output_gradient;
     // Layer by layer from the last; each appends its gradients, so the last layer's come first.
     chunk.grads.clear();
     for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
@@ -138,24 +141,12 @@ std::vector<float> StageParams::backward_input(const std::vector<float>& output_
     }
     return grad;
   }
-  chunk.grads.assign(static_cast<std::size_t>(shape_.layers), {});
-  for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
-    const auto li = static_cast<std::size_t>(l);
-    std::vector<float> dz(activation_size());
-    const std::vector<float>& a = chunk.saved[2 * li + 1];
-    for (std::size_t i = 0; i < dz.size(); ++i) dz[i] = grad[i] * (1.0F - a[i] * a[i]);
-    std::vector<float> dx(activation_size());
-    // dx = dz W_l^T
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, rows, w, w, 1.0F, dz.data(), w,
-                params_.data() + weight_offset(l), w, 0.0F, dx.data(), w);
-    chunk.grads[li] = std::move(dz);
-    grad = std::move(dx);
-  }
-  return grad;
+  CpuOps ops;
+  return DenseLayers<CpuOps>(ops, shape_)
+      .backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
 }
 
 void StageParams::backward_weight(const Chunk& chunk) {
-  const int rows = shape_.rows(), w = shape_.width;
   if (shape_.block == Block::kTransformer) {
     for (std::int32_t l = 0; l < shape_.layers; ++l) {
       const auto from_last = static_cast<std::size_t>(shape_.layers - 1 - l);
@@ -166,18 +157,8 @@ void StageParams::backward_weight(const Chunk& chunk) {
     }
     return;
   }
-  for (std::int32_t l = 0; l < shape_.layers; ++l) {
-    const auto li = static_cast<std::size_t>(l);
-    const std::vector<float>& dz = chunk.grads[li];
-    // dW_l += x_l^T dz_l
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, w, w, rows, 1.0F,
-                chunk.saved[2 * li].data(), w, dz.data(), w, 1.0F,
-                gradients_.data() + weight_offset(l), w);
-    float* db = gradients_.data() + bias_offset(l);
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < w; ++c) db[c] += dz[static_cast<std::size_t>(r * w + c)];
-    }
-  }
+  CpuOps ops;
+  DenseLayers<CpuOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
 }
 
 double StageParams::loss(const std::vector<float>& output, const std::vector<float>& target,

@@ -94,8 +94,6 @@ class StageParams {
   [[nodiscard]] const std::vector<float>& parameters() const noexcept { return params_; }
 
  private:
-  [[nodiscard]] std::size_t weight_offset(std::int32_t layer) const noexcept;
-  [[nodiscard]] std::size_t bias_offset(std::int32_t layer) const noexcept;
   /// Transformer: where layer `layer`'s parameters start.
   [[nodiscard]] std::size_t block_offset(std::int32_t layer) const noexcept;
 

@@ -16,6 +16,7 @@
 #include "planner/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/profile.hpp"
+#include "tools/backends.hpp"
 #include "tools/command.hpp"
 #include "tools/workload_options.hpp"
 
@@ -92,7 +93,8 @@ Command add_profile_command(CLI::App& app) {
       "measure",
       "Time the executor's workload (F, I, W, optimizer step, hand-off between workers) on this "
       "machine and write it as a recycle.profile/1");
-  measure->add_option("--backend", o->backend, "cpu (default)");
+  measure->add_option("--backend", o->backend,
+                      "cpu (default), or cuda: the layers timed on GPU 0 (dense layers)");
   measure->add_option("--pp", o->pp, "Stages to write (every one the same; default 1)")
       ->check(CLI::Range(1, 1024));
   measure
@@ -115,15 +117,11 @@ Command add_profile_command(CLI::App& app) {
   show->get_option("file")->required(false);
   return {sub, [o, synth, measure] {
             if (measure->parsed()) {
-              if (o->backend != "cpu") {
-                throw InputError("--backend", "'" + o->backend +
-                                                  "': this build measures the cpu backend only "
-                                                  "(the cuda backend does not run yet)");
-              }
+              const Backend backend = parse_backend(o->backend);
+              require_backend_runs(backend, o->shape);
               check_writable(o->output, "--output");
-              const profiles::Profile p = executor::measured_profile(
-                  o->shape, o->pp, static_cast<std::int32_t>(usable_cores()), o->dp,
-                  o->repetitions);
+              const profiles::Profile p =
+                  measure_profile(backend, o->shape, o->pp, o->dp, o->repetitions);
               write_text_file(o->output, profiles::to_json(p).dump(2) + "\n");
               return kExitOk;
             }

@@ -20,6 +20,7 @@
 #include "planner/semantics.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/shared_cores.hpp"
+#include "tools/backends.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
@@ -199,19 +200,24 @@ std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::
 
 void print_text(const ValidateOptions& o, const profiles::Profile& measured,
                 const planner::Costs& costs, const std::vector<Segment>& segments,
-                const RunResult& run, std::size_t cores, std::optional<double> difference) {
+                const RunResult& run, const Sharing& sharing, std::optional<double> difference) {
   const planner::Layout& layout = segments.front().lowered.layout;
   std::printf(
-      "%s on the cpu backend: PP %d, DP %d, %d micro-batches of %d x %d, %s per stage, "
+      "%s on the %s backend: PP %d, DP %d, %d micro-batches of %d x %d, %s per stage, "
       "%zu live workers, %d iterations\n",
-      segments.front().name.c_str(), layout.pp, layout.dp, layout.microbatches, o.run.shape.rows(),
-      o.run.shape.width, executor::describe_layers(o.run.shape).c_str(),
+      segments.front().name.c_str(), o.backend.c_str(), layout.pp, layout.dp, layout.microbatches,
+      o.run.shape.rows(), o.run.shape.width, executor::describe_layers(o.run.shape).c_str(),
       segments.front().lowered.workers.size(), o.run.iterations);
-  if (segments.front().lowered.workers.size() > cores) {
+  if (sharing.shared && sharing.unit == "GPU") {
+    std::printf(
+        "%zu live workers share one GPU, each on its own stream, and the prediction shares the "
+        "GPU among its running actions (docs/validation.md)\n",
+        segments.front().lowered.workers.size());
+  } else if (sharing.shared) {
     std::printf(
         "%zu live workers share %zu cores: worker i of the list runs on core i %% %zu, and the "
         "prediction shares each core among its running actions (docs/validation.md)\n",
-        segments.front().lowered.workers.size(), cores, cores);
+        segments.front().lowered.workers.size(), sharing.units, sharing.units);
   }
   const profiles::StageProfile& stage = measured.stages.front();
   std::printf(
@@ -248,8 +254,9 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
     std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
                 samples / *s.measured_s);
   }
-  if (segments.front().lowered.workers.size() > cores) {
-    std::printf("busy times not compared: a shared core stretches every action's wall time\n");
+  if (sharing.shared) {
+    std::printf("busy times not compared: a shared %s stretches every action's wall time\n",
+                sharing.unit == "GPU" ? "GPU" : "core");
   } else {
     // Per worker, over the iterations of the last schedule after its first.
     const Segment& last = segments.back();
@@ -323,11 +330,8 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
 }
 
 int run_validate(ValidateOptions o) {
-  if (o.backend != "cpu") {
-    throw InputError("--backend", "'" + o.backend +
-                                      "': this build runs schedules on the cpu backend only "
-                                      "(the cuda backend does not run schedules yet)");
-  }
+  const Backend backend = parse_backend(o.backend);
+  require_backend_runs(backend, o.run.shape);
   const planner::Layout layout = o.layout.layout();
   if (layout.interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
@@ -343,12 +347,13 @@ int run_validate(ValidateOptions o) {
     const planner::CostModel unit = planner::CostModel::compute_only(
         planner::Costs::uniform(layout.virtual_stages(), {1, 1, 1}));
     std::string ignored;
-    if (const auto sketch = o.request.make(layout, unit, direct, ignored))
+    if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
       executor::require_run_fits(*sketch, o.run.shape, o.run.iterations);
+      static_cast<void>(sharing_for(backend, *sketch));  // placed before anything is timed
+    }
   }
-  const std::size_t cores = usable_cores();
-  const profiles::Profile measured = executor::measured_profile(
-      o.run.shape, layout.pp, static_cast<std::int32_t>(cores), layout.dp, o.repetitions);
+  const profiles::Profile measured =
+      measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions);
   const planner::CostModel model =
       planner::CostModel::from_profile(measured, layout, "the measured profile");
   const planner::Costs& costs = model.compute;
@@ -360,18 +365,19 @@ int run_validate(ValidateOptions o) {
   }
   const planner::Schedule lowered = planner::lower(*made, model);
   o.run.kills = plan_kills(o, layout, lowered, model, direct);
-  // More live workers than cores share them (sim/shared_cores.hpp): the prediction is then the
-  // mean spacing of iteration ends after the first over the run's iterations, as measured.
-  const bool shared = lowered.workers.size() > cores;
-  if (shared) o.run.pin_cpus = usable_cpus();
-  // Worker i of the first schedule runs on core i % cores, after a kill too.
+  // More live workers than cores, or workers on one GPU, share them (sim/shared_cores.hpp): the
+  // prediction is then the mean spacing of iteration ends after the first over the run's
+  // iterations, as measured.
+  const Sharing sharing = sharing_for(backend, lowered);
+  const bool shared = sharing.shared;
+  o.run.pin_cpus = sharing.pin_cpus;
+  // Worker i of the first schedule stays on its unit after a kill too.
   const auto core_of = [&](const planner::Schedule& plan) {
     std::vector<std::int32_t> out;
     for (const planner::WorkerSchedule& w : plan.workers) {
       const auto at = std::find_if(lowered.workers.begin(), lowered.workers.end(),
                                    [&](const planner::WorkerSchedule& x) { return x.id == w.id; });
-      out.push_back(static_cast<std::int32_t>((at - lowered.workers.begin()) %
-                                              static_cast<std::ptrdiff_t>(cores)));
+      out.push_back(sharing.unit_of[static_cast<std::size_t>(at - lowered.workers.begin())]);
     }
     return out;
   };
@@ -397,7 +403,7 @@ int run_validate(ValidateOptions o) {
         static_cast<double>(ends->back() - ends->front()) * 1e-9 / (o.run.iterations - 1);
   }
 
-  const RunResult run = executor::run_on_cpu(lowered, o.run);
+  const RunResult run = run_on(backend, lowered, o.run);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     segments[i].first = run.segment_start[i];
     segments[i].end = i + 1 < segments.size() ? run.segment_start[i + 1] : o.run.iterations;
@@ -412,14 +418,14 @@ int run_validate(ValidateOptions o) {
     RECYCLE_ASSERT(reference_schedule.has_value(), "a fault-free schedule is always feasible");
     executor::RunConfig reference_config = o.run;
     reference_config.kills.clear();
-    const RunResult reference = executor::run_on_cpu(*reference_schedule, reference_config);
+    const RunResult reference = run_on(backend, *reference_schedule, reference_config);
     difference = max_weight_difference(run, reference);
   }
   if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, measured_chrome_trace(lowered, run));
   if (o.json) {
     std::printf("%s\n", to_json(o, segments, run, shared, difference).dump(2).c_str());
   } else {
-    print_text(o, measured, costs, segments, run, cores, difference);
+    print_text(o, measured, costs, segments, run, sharing, difference);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }
@@ -434,7 +440,9 @@ Command add_validate_command(CLI::App& app) {
       "simulator's prediction from measured costs");
   o->layout.add_layout_to(*sub);
   o->request.add_to(*sub)->required();
-  sub->add_option("--backend", o->backend, "cpu (default)");
+  sub->add_option("--backend", o->backend,
+                  "cpu (default): a thread per worker on OpenBLAS; cuda: a GPU per worker, or "
+                  "every worker on a one-GPU machine's GPU (dense layers)");
   add_shape_options(*sub, o->run.shape);
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")

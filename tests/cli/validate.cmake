@@ -22,9 +22,25 @@ cli_test("validate: an unknown block" 2 "error: --block: .*"
   validate --schedule 1f1b --pp 2 --microbatches 4 --block lstm)
 cli_test("validate: a transformer run too large for memory" 2 "error: --width x --layers-per-stage x --microbatch-size x --sequence: 2 transformer blocks of width 4096.* GiB.*"
   validate --schedule 1f1b --pp 2 --microbatches 4 --block transformer --width 4096 --sequence 2048 --microbatch-size 64)
-cli_test("validate: the cuda backend does not run schedules yet" 2
-  "error: --backend: 'cuda': this build runs schedules on the cpu backend only"
-  validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda)
+if(RECYCLE_HAVE_CUDA)
+  # An empty CUDA_VISIBLE_DEVICES hides every GPU, on any machine: the backend says so and stops.
+  cli_shell_test("validate --backend cuda with no GPU visible says so and stops" 2
+    "error: --backend cuda: no GPU is visible"
+    "CUDA_VISIBLE_DEVICES= ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda")
+  cli_shell_test("profile measure --backend cuda with no GPU visible says so and stops" 2
+    "error: --backend cuda: no GPU is visible"
+    "CUDA_VISIBLE_DEVICES= ${P} profile measure --backend cuda --pp 2")
+  cli_test("validate: the cuda backend runs dense layers only" 2
+    "error: --block: the cuda backend runs dense layers only"
+    validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda --block transformer)
+else()
+  cli_test("validate: a build without CUDA has no cuda backend" 2
+    "error: --backend: 'cuda': this build has no cuda backend"
+    validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda)
+  cli_test("profile measure: a build without CUDA has no cuda backend" 2
+    "error: --backend: 'cuda': this build has no cuda backend"
+    profile measure --backend cuda --pp 2)
+endif()
 cli_test("validate: a failed worker outside the layout" 2 "error: --fail: .*"
   validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 5:0)
 cli_test("validate: one iteration cannot be timed" 2 "error: --iterations: .*"
@@ -66,9 +82,6 @@ cli_shell_test("validate --chrome-trace writes the measured timeline" 0 "trace o
 # recycle profile measure: the cpu backend's costs as a profile the simulator reads.
 cli_shell_test("profile measure writes a profile simulate reads" 0 "iteration time"
   "${P} profile measure --pp 2 --width 32 --microbatch-size 4 --repetitions 3 -o ${OUT}/measured_profile.json && ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${OUT}/measured_profile.json")
-cli_test("profile measure: the cuda backend is not built yet" 2
-  "error: --backend: 'cuda': this build measures the cpu backend only"
-  profile measure --backend cuda --pp 2)
 # 8 tokens (2 sequences of 4) of width 8: 27 x 8 x 8 + 2 x 8 + 2 samples x 2 heads x 4^2 = 1808
 # floats kept per block, 7232 bytes; 12 x 64 + 13 x 8 = 872 parameters, 3488 bytes.
 cli_shell_test("profile measure --block transformer: the bytes of what a block keeps" 0 "\"activation_bytes\": 7232,.*\"param_bytes\": 3488"

@@ -17,7 +17,7 @@ namespace {
 /// Runs one all-reduce of `data` (one vector per rank) on a thread per rank, `rounds` times.
 void all_reduce_on_threads(std::vector<std::vector<float>>& data, int rounds = 1) {
   Abort abort(std::chrono::milliseconds(10'000));
-  AllReduceGroup group(static_cast<std::int32_t>(data.size()), abort);
+  AllReduceGroup<> group(static_cast<std::int32_t>(data.size()), abort);
   std::vector<std::thread> threads;
   for (std::size_t r = 0; r < data.size(); ++r) {
     threads.emplace_back([&, r] {
@@ -81,7 +81,7 @@ TEST_CASE("all-reduce: one rank's share reads every slot and writes only its own
 TEST_CASE("all-reduce: vectors of different sizes are an error on every rank, not a hang") {
   std::vector<std::vector<float>> data{std::vector<float>(4), std::vector<float>(5)};
   Abort abort(std::chrono::milliseconds(10'000));
-  AllReduceGroup group(2, abort);
+  AllReduceGroup<> group(2, abort);
   int errors = 0;
   std::vector<std::thread> threads;
   std::mutex m;

@@ -1,0 +1,377 @@
+#include "executor/cuda/cuda_backend.hpp"
+
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+#include "executor/channels.hpp"
+#include "executor/cuda/cuda_stage.hpp"
+#include "executor/cuda/device_tensor.hpp"
+#include "executor/cuda/kernels.hpp"
+#include "executor/footprint.hpp"
+#include "executor/measure.hpp"
+#include "executor/run_schedule.hpp"
+#include "executor/stage_timer.hpp"
+
+namespace recycle::executor::cuda {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+void check_nccl(ncclResult_t status, const char* what) {
+  if (status != ncclSuccess)
+    throw std::runtime_error(std::string(what) + ": " + ncclGetErrorString(status));
+}
+
+/// The GPUs CUDA shows this process; `why` says why there are none when the driver said so.
+int visible_gpus(std::string& why) {
+  int count = 0;
+  const cudaError_t status = cudaGetDeviceCount(&count);
+  if (status != cudaSuccess) {
+    why = cudaGetErrorString(status);
+    return 0;
+  }
+  return count;
+}
+
+GpuPlacement place_workers(std::size_t workers, std::int32_t replicas) {
+  std::string why;
+  const int gpus = visible_gpus(why);
+  return place_on_gpus(workers, replicas, gpus, why);
+}
+
+/// AllReduceGroup's shards for ranks sharing one GPU: rank r sums shard r over every rank's
+/// vector in rank order on its own stream, then copies the others' reduced shards.
+struct DeviceShards {
+  std::vector<const Lane*> lanes;  ///< by rank
+
+  void reduce(std::span<DeviceTensor* const> slots, std::size_t rank) const {
+    const auto [begin, end] = shard_of(slots.front()->size(), slots.size(), rank);
+    std::vector<const float*> in;
+    for (const DeviceTensor* s : slots) in.push_back(s->data() + begin);
+    sum_in_order(slots[rank]->data() + begin, in.data(), static_cast<int>(in.size()), end - begin,
+                 lanes[rank]->stream());
+    lanes[rank]->finish();
+  }
+  void gather(std::span<DeviceTensor* const> slots, std::size_t rank) const {
+    for (std::size_t q = 0; q < slots.size(); ++q) {
+      if (q == rank) continue;
+      const auto [begin, end] = shard_of(slots.front()->size(), slots.size(), q);
+      if (end == begin) continue;
+      check(cudaMemcpyAsync(slots[rank]->data() + begin, slots[q]->data() + begin,
+                            (end - begin) * sizeof(float), cudaMemcpyDeviceToDevice,
+                            lanes[rank]->stream()),
+            "cudaMemcpyAsync (all-reduce gather)");
+    }
+    lanes[rank]->finish();
+  }
+};
+
+/// ncclAllReduce over ranks on their own GPUs (one communicator each, made together); a wait
+/// polls its stream and gives up, aborting the communicator, when the run stops or the limit
+/// passes.
+class NcclGroup {
+ public:
+  NcclGroup(std::vector<const Lane*> lanes, Abort& abort)
+      : lanes_(std::move(lanes)), abort_(abort), comms_(lanes_.size(), nullptr) {
+    std::vector<int> devices;
+    for (const Lane* l : lanes_) devices.push_back(l->device());
+    check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()),
+               "ncclCommInitAll");
+  }
+  ~NcclGroup() {
+    for (ncclComm_t c : comms_) static_cast<void>(ncclCommDestroy(c));
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+  void all_reduce(std::int32_t rank, DeviceTensor& data, const std::string& what) {
+    if (lanes_.size() == 1) return;
+    const auto r = static_cast<std::size_t>(rank);
+    const Lane& lane = *lanes_[r];
+    check_nccl(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, comms_[r],
+                             lane.stream()),
+               "ncclAllReduce");
+    const auto deadline = Clock::now() + abort_.limit();
+    while (true) {
+      const cudaError_t status = cudaStreamQuery(lane.stream());
+      if (status == cudaSuccess) return;
+      if (status != cudaErrorNotReady) check(status, "ncclAllReduce");
+      const bool late = Clock::now() > deadline;
+      if (abort_.raised() || late) {
+        static_cast<void>(ncclCommAbort(comms_[r]));
+        comms_[r] = nullptr;
+        throw std::runtime_error(
+            (late ? "waited over the limit for " : "stopped while waiting for ") + what);
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+ private:
+  std::vector<const Lane*> lanes_;
+  Abort& abort_;
+  std::vector<ncclComm_t> comms_;
+};
+
+/// A stage's gradient all-reduce: on device memory when its ranks share a GPU, NCCL otherwise.
+class CudaReduce {
+ public:
+  CudaReduce(std::vector<const Lane*> lanes, Abort& abort) {
+    const bool one_device = std::all_of(lanes.begin(), lanes.end(), [&](const Lane* l) {
+      return l->device() == lanes.front()->device();
+    });
+    const auto ranks = static_cast<std::int32_t>(lanes.size());
+    if (one_device) {
+      shared_ = std::make_unique<AllReduceGroup<DeviceTensor, DeviceShards>>(
+          ranks, abort, DeviceShards{std::move(lanes)});
+    } else {
+      nccl_ = std::make_unique<NcclGroup>(std::move(lanes), abort);
+    }
+  }
+  void all_reduce(std::int32_t rank, DeviceTensor& data, const std::string& what) {
+    if (shared_) {
+      shared_->all_reduce(rank, data, what);
+    } else {
+      nccl_->all_reduce(rank, data, what);
+    }
+  }
+
+ private:
+  std::unique_ptr<AllReduceGroup<DeviceTensor, DeviceShards>> shared_;
+  std::unique_ptr<NcclGroup> nccl_;
+};
+
+/// The cuda backend of executor/run_schedule.hpp.
+class CudaBackend {
+ public:
+  using Tensor = DeviceTensor;
+  using Stage = CudaStage;
+  using Chunk = DeviceChunk;
+  using Reduce = CudaReduce;
+
+  explicit CudaBackend(const GpuPlacement& placement) {
+    for (const int d : placement.device) lanes_.push_back(std::make_unique<Lane>(d));
+    const std::set<int> devices(placement.device.begin(), placement.device.end());
+    for (const int a : devices) {
+      const DeviceGuard guard(a);
+      for (const int b : devices) {
+        int can = 0;
+        if (a != b && cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && can != 0) {
+          const cudaError_t status = cudaDeviceEnablePeerAccess(b, 0);
+          if (status != cudaErrorPeerAccessAlreadyEnabled)
+            check(status, "cudaDeviceEnablePeerAccess");
+          static_cast<void>(cudaGetLastError());
+        }
+      }
+    }
+  }
+
+  [[nodiscard]] const Lane& lane(std::size_t w) const { return *lanes_.at(w); }
+
+  void enter(std::size_t w) const { check(cudaSetDevice(lane(w).device()), "cudaSetDevice"); }
+  Stage make_stage(std::size_t w, const StageShape& shape, std::int32_t v,
+                   std::uint64_t seed) const {
+    return {lane(w), shape, v, seed};
+  }
+  void load(const std::vector<std::vector<float>>& inputs,
+            const std::vector<std::vector<float>>& targets) {
+    for (const auto& l : lanes_) {
+      if (inputs_.count(l->device()) != 0) continue;
+      auto& in = inputs_[l->device()];
+      auto& out = targets_[l->device()];
+      for (const auto& x : inputs) in.push_back(DeviceTensor::upload(x, l->device()));
+      for (const auto& t : targets) out.push_back(DeviceTensor::upload(t, l->device()));
+    }
+  }
+  const Tensor& input(std::size_t w, std::size_t slot) const {
+    return inputs_.at(lane(w).device())[slot];
+  }
+  const Tensor& target(std::size_t w, std::size_t slot) const {
+    return targets_.at(lane(w).device())[slot];
+  }
+  /// A device copy into a buffer on the reader's GPU, on the sender's stream.
+  Tensor send(const Tensor& data, std::size_t from, std::size_t to) const {
+    const Lane& src = lane(from);
+    const Lane& dst = lane(to);
+    const std::size_t bytes = data.size() * sizeof(float);
+    if (src.device() == dst.device()) {
+      Tensor out(data.size(), src.device(), src.stream());
+      check(cudaMemcpyAsync(out.data(), data.data(), bytes, cudaMemcpyDeviceToDevice, src.stream()),
+            "cudaMemcpyAsync (send)");
+      src.finish();
+      return out;
+    }
+    Tensor out(data.size(), dst.device(), nullptr);
+    check(cudaMemcpyPeerAsync(out.data(), dst.device(), data.data(), src.device(), bytes,
+                              src.stream()),
+          "cudaMemcpyPeerAsync (send)");
+    src.finish();
+    return out;
+  }
+  double loss(std::size_t w, const Tensor& out, const Tensor& target, Tensor& gradient) const {
+    return CudaStage::loss(lane(w), out, target, gradient);
+  }
+  std::unique_ptr<Reduce> make_reduce(const std::vector<std::size_t>& ranks, Abort& abort) const {
+    std::vector<const Lane*> lanes;
+    for (const std::size_t w : ranks) lanes.push_back(&lane(w));
+    return std::make_unique<Reduce>(std::move(lanes), abort);
+  }
+  static std::vector<float> download(const Tensor& t) { return t.download(); }
+
+ private:
+  std::vector<std::unique_ptr<Lane>> lanes_;
+  std::map<int, std::vector<DeviceTensor>> inputs_, targets_;  ///< by device
+};
+
+/// Refuses a run whose workers' memory (run_bytes) does not fit the free memory of their GPUs.
+void require_gpu_memory(const planner::Schedule& plan, const StageShape& shape,
+                        const GpuPlacement& placement) {
+  const std::set<int> devices(placement.device.begin(), placement.device.end());
+  const auto per_device =
+      run_bytes(plan, shape) / static_cast<std::int64_t>(std::max<std::size_t>(1, devices.size()));
+  for (const int d : devices) {
+    const DeviceGuard guard(d);
+    std::size_t free = 0, total = 0;
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    if (per_device > static_cast<std::int64_t>(free)) {
+      throw InputError("--width/--layers-per-stage/--microbatch-size/--microbatches",
+                       "the run needs about " + std::to_string(per_device >> 20) + " MiB on GPU " +
+                           std::to_string(d) + ", which has " + std::to_string(free >> 20) +
+                           " MiB free");
+    }
+  }
+}
+
+}  // namespace
+
+GpuPlacement place(const planner::Schedule& schedule) {
+  return place_workers(schedule.workers.size(), schedule.layout.dp);
+}
+
+RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config) {
+  if (config.shape.block != Block::kDense)
+    throw InputError("--block", "the cuda backend runs dense layers only");
+  const GpuPlacement placement = place(schedule);
+  CudaBackend backend(placement);
+  return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
+    require_run_fits(plan, config.shape, config.iterations);
+    require_gpu_memory(plan, config.shape, placement);
+  });
+}
+
+namespace {
+
+/// The median time of `repetitions` SENDs of `floats` floats from worker 0 to worker 1.
+Nanos time_send(const CudaBackend& backend, std::size_t floats, std::int32_t repetitions) {
+  const DeviceTensor data(floats, backend.lane(0).device(), backend.lane(0).stream());
+  std::vector<Nanos> times;
+  for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
+    const auto t = Clock::now();
+    const DeviceTensor moved = backend.send(data, 0, 1);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
+    if (r > 0) times.push_back(ns.count());
+  }
+  return median_of(std::move(times));
+}
+
+/// The median time of an all-reduce of `floats` floats over the first `ranks` workers, each
+/// rank on its own thread, as rank 0 sees it.
+Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32_t ranks,
+                      std::int32_t repetitions) {
+  Abort abort(std::chrono::milliseconds(60'000));
+  std::vector<std::size_t> members;
+  for (std::int32_t r = 0; r < ranks; ++r) members.push_back(static_cast<std::size_t>(r));
+  const auto group = backend.make_reduce(members, abort);
+  std::vector<Nanos> times;
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(static_cast<std::size_t>(ranks));
+  for (std::int32_t r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        backend.enter(static_cast<std::size_t>(r));
+        const Lane& lane = backend.lane(static_cast<std::size_t>(r));
+        DeviceTensor data = DeviceTensor::upload(std::vector<float>(floats, 1.0F), lane.device());
+        for (std::int32_t k = 0; k <= std::max(1, repetitions); ++k) {
+          const auto t = Clock::now();
+          group->all_reduce(r, data, "the all-reduce probe");
+          const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
+          if (r == 0 && k > 0) times.push_back(ns.count());
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(r)] = e.what();
+        abort.raise(e.what());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const std::string& e : errors) {
+    if (!e.empty()) throw std::runtime_error(e);
+  }
+  return median_of(std::move(times));
+}
+
+}  // namespace
+
+profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t replicas,
+                                   std::int32_t repetitions) {
+  if (shape.block != Block::kDense)
+    throw InputError("--block", "the cuda backend runs dense layers only");
+  require_measurement_fits(shape, std::max(1, repetitions));
+  const std::int32_t ranks = std::max(2, replicas);
+  require_all_reduce_fits(shape, ranks);
+  const auto workers = static_cast<std::size_t>(std::max(pp * std::max(1, replicas), ranks));
+  const GpuPlacement placement = place_workers(workers, ranks);
+  CudaBackend backend(placement);
+  backend.enter(0);
+  const Lane& lane = backend.lane(0);
+  const DeviceTensor input =
+      DeviceTensor::upload(synthetic_input(shape, 1, 0, 0, 0), lane.device());
+  const DeviceTensor target =
+      DeviceTensor::upload(synthetic_target(shape, 1, 0, 0, 0), lane.device());
+  // Timed alone: workers sharing a GPU are modelled as sharing it (sim/shared_cores.hpp), workers
+  // on their own GPUs do not slow each other's arithmetic.
+  const MeasuredStage stage = time_stage<DeviceChunk>(
+      [&] { return CudaStage(lane, shape, 0, 1); }, input, target,
+      [&](const DeviceTensor& out, const DeviceTensor& t, DeviceTensor& gradient) {
+        return CudaStage::loss(lane, out, t, gradient);
+      },
+      repetitions, 1);
+  const auto floats =
+      static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
+  const Nanos latency = time_send(backend, 1, std::max(repetitions, 101));
+  const Nanos message = time_send(backend, floats, repetitions);
+  const profiles::StageProfile s = stage_profile(shape, stage);
+  profiles::Profile p;
+  p.name = "cuda backend (" +
+           std::string(placement.shared ? "workers sharing GPU 0" : "a GPU per worker") +
+           "): " + describe_layers(shape) + " per stage, micro-batches of " +
+           std::to_string(shape.microbatch_size) + " rows";
+  p.stages.assign(static_cast<std::size_t>(pp), s);
+  p.hardware.gpus_per_node = static_cast<std::int32_t>(workers);
+  p.hardware.intra_node_latency = p.hardware.inter_node_latency = latency;
+  p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth =
+      message > latency
+          ? static_cast<double>(s.output_bytes) / (static_cast<double>(message - latency) * 1e-9)
+          : kMovedBandwidth;
+  std::size_t free = 0, total = 0;
+  check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+  p.hardware.memory_bytes = static_cast<Bytes>(total);
+  p.hardware.all_reduce_bus_bandwidth = bus_bandwidth(
+      s.param_bytes, ranks,
+      time_all_reduce(backend, static_cast<std::size_t>(s.param_bytes / 4), ranks, repetitions));
+  return p;
+}
+
+}  // namespace recycle::executor::cuda

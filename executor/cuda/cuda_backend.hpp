@@ -1,0 +1,39 @@
+// The cuda backend: runs schedule files (executor/run_schedule.hpp, the runtime's one body) with
+// each worker's arithmetic on a GPU (executor/cuda/cuda_stage.hpp), and measures the profile the
+// simulator predicts its runs from.
+//  - Placement (executor/placement.hpp): one worker per GPU, or every worker on the machine's one
+//    GPU, each on its own stream.
+//  - SEND: a device copy of the message into a buffer on the reader's GPU (a peer copy between
+//    GPUs), finished before the reader is told.
+//  - REDUCE_GRAD: workers sharing a GPU each sum a shard of the gradients over the replicas, in
+//    replica order, and copy the others' shards (the cpu backend's AllReduceGroup on device
+//    memory); workers on their own GPUs run ncclAllReduce, whose waits give up (the communicator
+//    aborted) when the run stops or the wait limit passes, so a lost peer never hangs a run.
+// Dense layers only; the timing brackets each action on the host after its stream finished.
+#pragma once
+
+#include <cstdint>
+
+#include "executor/placement.hpp"
+#include "executor/runtime.hpp"
+#include "profiles/profile.hpp"
+
+namespace recycle::executor::cuda {
+
+/// Where the live workers of `schedule` go on this machine's GPUs (InputError naming --backend
+/// when there are none or too few).
+[[nodiscard]] GpuPlacement place(const planner::Schedule& schedule);
+
+/// run_on_cpu on the GPUs: the same checks first, then the GPU memory the run needs against what
+/// each GPU has free (InputError naming the workload's flags).
+[[nodiscard]] RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config);
+
+/// measured_profile for the cuda backend: F, I, W and the step timed on GPU 0 while the other
+/// workers that share it (every worker of `pp` x `replicas` when the machine has one GPU) run the
+/// same operations; a message's latency and bandwidth from timed SENDs between two workers placed
+/// as a run places them; the all-reduce's bus bandwidth timed over `replicas` ranks (at least 2)
+/// placed the same way.
+[[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
+                                                 std::int32_t replicas, std::int32_t repetitions);
+
+}  // namespace recycle::executor::cuda

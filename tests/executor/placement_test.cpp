@@ -1,0 +1,57 @@
+// Where the cuda backend puts a run's workers: the rules of executor/placement.hpp, worked by
+// hand, and every refusal an InputError naming --backend.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/error.hpp"
+#include "executor/placement.hpp"
+
+using namespace recycle;
+using namespace recycle::executor;
+
+namespace {
+
+std::string refusal(std::size_t workers, std::int32_t replicas, int gpus,
+                    const std::string& why = "") {
+  try {
+    static_cast<void>(place_on_gpus(workers, replicas, gpus, why));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("one worker per GPU when there are enough") {
+  const GpuPlacement four = place_on_gpus(4, 2, 8);
+  CHECK(four.device == std::vector<int>{0, 1, 2, 3});
+  CHECK(!four.shared);
+  const GpuPlacement exact = place_on_gpus(3, 1, 3);
+  CHECK(exact.device == std::vector<int>{0, 1, 2});
+  CHECK(!exact.shared);
+}
+
+TEST_CASE("every worker on the one GPU of a one-GPU machine") {
+  const GpuPlacement p = place_on_gpus(5, 2, 1);
+  CHECK(p.device == std::vector<int>(5, 0));
+  CHECK(p.shared);
+  const GpuPlacement alone = place_on_gpus(1, 1, 1);
+  CHECK(alone.device == std::vector<int>{0});
+  CHECK(!alone.shared);  // one worker shares with nobody
+  // 64 replicas of a stage can share it, 65 cannot.
+  CHECK(place_on_gpus(128, 64, 1).shared);
+  CHECK(refusal(130, 65, 1).find("65 replicas of a stage on one GPU: at most 64") !=
+        std::string::npos);
+}
+
+TEST_CASE("no GPU or too few: refused, naming --backend cuda and why") {
+  const std::string none = refusal(2, 1, 0, "no CUDA-capable device is detected");
+  CHECK(none.find("--backend cuda") != std::string::npos);
+  CHECK(none.find("no GPU is visible (no CUDA-capable device is detected)") != std::string::npos);
+  CHECK(refusal(2, 1, 0).find("no GPU is visible") != std::string::npos);
+  const std::string few = refusal(4, 2, 2);
+  CHECK(few.find("4 live workers need a GPU each, or one GPU between them; this machine has 2") !=
+        std::string::npos);
+}

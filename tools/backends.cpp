@@ -1,0 +1,77 @@
+#include "tools/backends.hpp"
+
+#include "core/error.hpp"
+#include "core/parallel.hpp"
+#include "executor/measure.hpp"
+#if RECYCLE_HAVE_CUDA
+#include "executor/cuda/cuda_backend.hpp"
+#endif
+
+namespace recycle::tools {
+
+Backend parse_backend(const std::string& text) {
+  if (text == "cpu") return Backend::kCpu;
+  if (text == "cuda") {
+#if RECYCLE_HAVE_CUDA
+    return Backend::kCuda;
+#else
+    throw InputError("--backend",
+                     "'cuda': this build has no cuda backend (nvcc, cuBLAS or NCCL "
+                     "was not found when it was configured)");
+#endif
+  }
+  throw InputError("--backend", "'" + text + "': expected cpu or cuda");
+}
+
+void require_backend_runs(Backend backend, const executor::StageShape& shape) {
+  if (backend == Backend::kCuda && shape.block != executor::Block::kDense) {
+    throw InputError("--block",
+                     "the cuda backend runs dense layers only (transformer blocks run "
+                     "on the cpu backend)");
+  }
+}
+
+Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
+  Sharing s;
+  const std::size_t workers = schedule.workers.size();
+  if (backend == Backend::kCuda) {
+#if RECYCLE_HAVE_CUDA
+    const executor::GpuPlacement placement = executor::cuda::place(schedule);
+    s.shared = placement.shared;
+    s.unit = "GPU";
+    s.units = 1;
+    for (const int d : placement.device) s.unit_of.push_back(d);
+    return s;
+#endif
+  }
+  s.unit = "cores";
+  s.units = usable_cores();
+  s.shared = workers > s.units;
+  for (std::size_t i = 0; i < workers; ++i)
+    s.unit_of.push_back(static_cast<std::int32_t>(i % s.units));
+  if (s.shared) s.pin_cpus = usable_cpus();
+  return s;
+}
+
+profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
+                                  std::int32_t pp, std::int32_t replicas,
+                                  std::int32_t repetitions) {
+#if RECYCLE_HAVE_CUDA
+  if (backend == Backend::kCuda)
+    return executor::cuda::measured_profile(shape, pp, replicas, repetitions);
+#endif
+  static_cast<void>(backend);
+  return executor::measured_profile(shape, pp, static_cast<std::int32_t>(usable_cores()), replicas,
+                                    repetitions);
+}
+
+executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,
+                           const executor::RunConfig& config) {
+#if RECYCLE_HAVE_CUDA
+  if (backend == Backend::kCuda) return executor::cuda::run_on_cuda(schedule, config);
+#endif
+  static_cast<void>(backend);
+  return executor::run_on_cpu(schedule, config);
+}
+
+}  // namespace recycle::tools

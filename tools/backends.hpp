@@ -1,0 +1,47 @@
+// The executor's backends as the commands choose them (--backend cpu|cuda): the one place that
+// knows whether this build has the cuda backend.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/runtime.hpp"
+#include "profiles/profile.hpp"
+
+namespace recycle::tools {
+
+enum class Backend : std::uint8_t { kCpu, kCuda };
+
+/// "cpu" or "cuda"; InputError naming --backend for anything else, and for cuda in a build
+/// without it.
+[[nodiscard]] Backend parse_backend(const std::string& text);
+
+/// Refuses a workload the backend does not run (InputError naming --block: the cuda backend runs
+/// dense layers only).
+void require_backend_runs(Backend backend, const executor::StageShape& shape);
+
+/// How a run's live workers share the units they compute on: cores for the cpu backend, the GPU
+/// for the cuda backend's workers on a one-GPU machine.
+struct Sharing {
+  bool shared = false;  ///< more live workers than units
+  std::size_t units = 1;
+  std::string unit;  ///< "cores", "GPU"
+  /// Worker i of the run's first schedule computes on unit unit_of[i].
+  std::vector<std::int32_t> unit_of;
+  std::vector<int> pin_cpus;  ///< the cpu backend's RunConfig::pin_cpus when shared
+};
+
+/// Where `schedule`'s live workers go (refused, InputError, when the backend cannot place them).
+[[nodiscard]] Sharing sharing_for(Backend backend, const planner::Schedule& schedule);
+
+/// The backend's measured profile (executor::measured_profile, executor::cuda::measured_profile).
+[[nodiscard]] profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
+                                                std::int32_t pp, std::int32_t replicas,
+                                                std::int32_t repetitions);
+
+/// Runs `schedule` on the backend.
+[[nodiscard]] executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,
+                                         const executor::RunConfig& config);
+
+}  // namespace recycle::tools

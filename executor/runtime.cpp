@@ -76,7 +76,6 @@ class CpuBackend {
   explicit CpuBackend(std::vector<int> pin_cpus) : pin_cpus_(std::move(pin_cpus)) {}
 
   void enter(std::size_t w) const {
-    openblas_set_num_threads(1);  // one BLAS thread per worker thread
     if (!pin_cpus_.empty()) pin_to(pin_cpus_[w % pin_cpus_.size()]);
   }
   static Stage make_stage(std::size_t /*w*/, const StageShape& shape, std::int32_t v,
@@ -183,7 +182,7 @@ std::vector<planner::Schedule> checked_plans(const planner::Schedule& schedule,
 
 RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
   CpuBackend backend(config.pin_cpus);
-  openblas_set_num_threads(1);
+  openblas_set_num_threads(1);  // one BLAS thread per worker thread
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
     require_run_fits(plan, config.shape, config.iterations);
   });

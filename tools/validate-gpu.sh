@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The standard validation set on a GPU node: each case of docs/validation.md run with
+# `recycle validate --backend cuda` (RUNS times), then a kill with the equivalence check, written
+# as a markdown report: predicted and measured iteration time, the error, the micro-batch count.
+#
+#   tools/validate-gpu.sh [REPORT]     (default: validate-gpu-report.md)
+#
+# Environment: RECYCLE (the binary, default build/tools/recycle), RUNS (default 3), SIZE (the
+# workload flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512). On a one-GPU
+# machine every worker shares the GPU and the prediction models the sharing; with a GPU per
+# worker each worker has its own. It stops with the backend's own error when no GPU is visible.
+set -euo pipefail
+
+report=${1:-validate-gpu-report.md}
+recycle=${RECYCLE:-build/tools/recycle}
+runs=${RUNS:-3}
+size=${SIZE:---width 4096 --layers-per-stage 4 --microbatch-size 512}
+common="--backend cuda --microbatches 8 --iterations 10 --repetitions 20 $size --json"
+
+if [[ ! -x $recycle ]]; then
+  echo "error: $recycle: not built (make, with nvcc, cuBLAS and NCCL found)" >&2
+  exit 2
+fi
+# Fails here, with the backend's one error line, when there is no GPU.
+"$recycle" profile measure --backend cuda --pp 2 --repetitions 3 $size > /dev/null
+
+cases=(
+  "1F1B PP2|--schedule 1f1b --pp 2"
+  "ZB-H1 PP2|--schedule zb-h1 --pp 2"
+  "GPipe PP2|--schedule gpipe --pp 2"
+  "1F1B PP4|--schedule 1f1b --pp 4"
+  "ZB-H1 PP4|--schedule zb-h1 --pp 4"
+  "1F1B PP1 DP2|--schedule 1f1b --pp 1 --dp 2"
+  "ReCycle PP2 DP2 fail 1:0|--schedule recycle --pp 2 --dp 2 --fail 1:0"
+  "1F1B PP2 DP2|--schedule 1f1b --pp 2 --dp 2"
+)
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+{
+  echo "# recycle validate --backend cuda"
+  echo
+  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'GPU: unknown')"
+  echo
+  echo "Workload: \`$size\`, 8 micro-batches, 10 iterations (the first is warm-up), $runs runs each."
+  echo
+  echo "| case | predicted (ms) | measured (ms) | error | micro-batches |"
+  echo "| --- | --- | --- | --- | --- |"
+} > "$tmp/report.md"
+for c in "${cases[@]}"; do
+  name=${c%%|*}
+  flags=${c#*|}
+  for ((r = 1; r <= runs; r++)); do
+    # shellcheck disable=SC2086
+    "$recycle" validate $flags $common > "$tmp/run.json"
+    python3 - "$name" "$tmp/run.json" >> "$tmp/report.md" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[2]))
+m = d["measured_iteration_time_s"]
+print("| %s | %.2f | %s | %s | %d |" % (
+    sys.argv[1], d["predicted_iteration_time_s"] * 1e3,
+    "-" if m is None else "%.2f" % (m * 1e3),
+    "-" if d["error_pct"] is None else "%+.1f %%" % d["error_pct"],
+    d["microbatches_processed"]))
+PY
+  done
+done
+{
+  echo
+  echo "## A kill, detected and recovered from, against the fault-free run"
+  echo
+  echo '```'
+  # shellcheck disable=SC2086
+  "$recycle" validate --backend cuda --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
+    --iterations 6 --repetitions 10 $size --kill 1:1@2.5 --check-equivalence
+  echo '```'
+} >> "$tmp/report.md"
+mv "$tmp/report.md" "$report"
+echo "wrote $report"

@@ -1,17 +1,6 @@
 // Dense layers' F, I and W (executor/stage_math.hpp says what each keeps and computes), written
-// once over a backend's arithmetic: the cpu backend runs them with OpenBLAS and loops
-// (StageParams), the cuda backend with cuBLAS and kernels (executor/cuda/). `Ops` supplies
-//
-//   using Buffer;                 // data(), size(); movable
-//   Buffer make(std::size_t n);   // n floats, contents unspecified
-//   void copy(float* to, const float* from, std::size_t n);
-//   void gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
-//             const float* b, int ldb, float beta, float* c, int ldc);  // column-major, alpha 1
-//   void fill_rows(float* z, const float* bias, int rows, int width);  // z[r, c] = bias[c]
-//   void tanh_inplace(float* z, std::size_t n);
-//   void tanh_backward(float* dz, const float* grad, const float* a, std::size_t n);
-//                                 // dz = grad (1 - a^2)
-//   void add_column_sums(float* db, const float* dz, int rows, int width);  // db[c] += sum_r
+// once over a backend's arithmetic (`Ops`, executor/layer_ops.hpp): the cpu backend runs them with
+// OpenBLAS and loops, the cuda backend with cuBLAS and kernels (executor/cuda/).
 //
 // Parameters are laid out as StageParams lays them out: every layer's width x width weights, then
 // every layer's biases.
@@ -21,18 +10,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "executor/layer_ops.hpp"
 #include "executor/stage_math.hpp"
 
 namespace recycle::executor {
-
-/// Row-major C (m x n) = op(A) (m x k) op(B) (k x n) + beta C, with each matrix stored row-major
-/// with `lda`/`ldb`/`ldc` floats per row, on column-major BLAS: C^T = op(B)^T op(A)^T. The one
-/// place the layouts meet; the cpu backend's test runs it on OpenBLAS as cuBLAS is called.
-template <class Ops>
-void gemm_row_major(Ops& ops, bool trans_a, bool trans_b, int m, int n, int k, const float* a,
-                    int lda, const float* b, int ldb, float beta, float* c, int ldc) {
-  ops.gemm(trans_b, trans_a, n, m, k, b, ldb, a, lda, beta, c, ldc);
-}
 
 template <class Ops>
 class DenseLayers {

@@ -1,12 +1,11 @@
 #include "executor/stage_math.hpp"
 
-#include <cblas.h>
-
 #include <algorithm>
 #include <cmath>
 
 #include "core/rng.hpp"
-#include "executor/dense_layers.hpp"
+#include "executor/cpu_ops.hpp"
+#include "executor/stage_layers.hpp"
 #include "executor/transformer_block.hpp"
 
 namespace recycle::executor {
@@ -23,32 +22,6 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uin
 transformer::Dims dims(const StageShape& shape) noexcept {
   return {shape.microbatch_size, shape.sequence, shape.width, shape.heads};
 }
-
-/// The cpu backend's arithmetic for DenseLayers: OpenBLAS and loops.
-struct CpuOps {
-  using Buffer = std::vector<float>;
-  static Buffer make(std::size_t n) { return Buffer(n); }
-  static void copy(float* to, const float* from, std::size_t n) { std::copy(from, from + n, to); }
-  static void gemm(bool trans_a, bool trans_b, int m, int n, int k, const float* a, int lda,
-                   const float* b, int ldb, float beta, float* c, int ldc) {
-    cblas_sgemm(CblasColMajor, trans_a ? CblasTrans : CblasNoTrans,
-                trans_b ? CblasTrans : CblasNoTrans, m, n, k, 1.0F, a, lda, b, ldb, beta, c, ldc);
-  }
-  static void fill_rows(float* z, const float* bias, int rows, int width) {
-    for (int r = 0; r < rows; ++r) std::copy(bias, bias + width, z + std::ptrdiff_t{r} * width);
-  }
-  static void tanh_inplace(float* z, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) z[i] = std::tanh(z[i]);
-  }
-  static void tanh_backward(float* dz, const float* grad, const float* a, std::size_t n) {
-    for (std::size_t i = 0; i < n; ++i) dz[i] = grad[i] * (1.0F - a[i] * a[i]);
-  }
-  static void add_column_sums(float* db, const float* dz, int rows, int width) {
-    for (int r = 0; r < rows; ++r) {
-      for (int c = 0; c < width; ++c) db[c] += dz[std::ptrdiff_t{r} * width + c];
-    }
-  }
-};
 
 std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
   Rng rng(seed);
@@ -115,50 +88,21 @@ std::size_t StageParams::block_offset(std::int32_t layer) const noexcept {
 }
 
 std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {
-  chunk.saved.clear();
-  chunk.grads.clear();
-  if (shape_.block == Block::kTransformer) {
-    std::vector<float> x = input;
-    for (std::int32_t l = 0; l < shape_.layers; ++l) {
-      x = transformer::forward(dims(shape_), params_.data() + block_offset(l), x, chunk.saved);
-    }
-    return x;
-  }
   CpuOps ops;
-  return DenseLayers<CpuOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
+  chunk.grads.clear();
+  return StageLayers<CpuOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
 }
 
 std::vector<float> StageParams::backward_input(const std::vector<float>& output_gradient,
                                                Chunk& chunk) const {
-  if (shape_.block == Block::kTransformer) {
-    std::vector<float> grad = output_gradient;
-    // Layer by layer from the last; each appends its gradients, so the last layer's come first.
-    chunk.grads.clear();
-    for (std::int32_t l = shape_.layers - 1; l >= 0; --l) {
-      grad = transformer::backward_input(
-          dims(shape_), params_.data() + block_offset(l), chunk.saved,
-          static_cast<std::size_t>(l) * transformer::kSavedPerLayer, grad, chunk.grads);
-    }
-    return grad;
-  }
   CpuOps ops;
-  return DenseLayers<CpuOps>(ops, shape_)
+  return StageLayers<CpuOps>(ops, shape_)
       .backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
 }
 
 void StageParams::backward_weight(const Chunk& chunk) {
-  if (shape_.block == Block::kTransformer) {
-    for (std::int32_t l = 0; l < shape_.layers; ++l) {
-      const auto from_last = static_cast<std::size_t>(shape_.layers - 1 - l);
-      transformer::backward_weight(dims(shape_), chunk.saved,
-                                   static_cast<std::size_t>(l) * transformer::kSavedPerLayer,
-                                   chunk.grads, from_last * transformer::kGradsPerLayer,
-                                   gradients_.data() + block_offset(l));
-    }
-    return;
-  }
   CpuOps ops;
-  DenseLayers<CpuOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  StageLayers<CpuOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
 }
 
 double StageParams::loss(const std::vector<float>& output, const std::vector<float>& target,

@@ -56,8 +56,7 @@ struct Chunk {
   /// From F, per layer: dense, its input x_l and output tanh(x_l W_l + b_l); transformer, what
   /// executor/transformer_block.hpp's forward saves.
   std::vector<std::vector<float>> saved;
-  /// From I, per layer: dense, d loss / d (x_l W_l + b_l); transformer, what backward_input keeps
-  /// (the last layer's first, as I runs them).
+  /// From I, per layer: dense, d loss / d (x_l W_l + b_l); transformer, what its I keeps for W.
   std::vector<std::vector<float>> grads;
 };
 

@@ -1,6 +1,8 @@
 // The executor's transformer-block workload: a pre-norm GPT block, with the backward pass split as
 // the schedules split it, so that a stage does the kinds of work the profiles model (QKV,
-// attention, projection and MLP matrix products; softmax, layer norm and GELU in between).
+// attention, projection and MLP matrix products; softmax, layer norm and GELU in between). This
+// file holds its shape, sizes, parameter layout and initial values; its F, I and W are
+// executor/transformer_layers.hpp, written once over a backend's arithmetic.
 //
 // One layer maps the micro-batch's tokens x (samples x sequence rows, `width` columns, row-major)
 // to
@@ -18,7 +20,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <vector>
 
 namespace recycle::executor::transformer {
 
@@ -46,23 +47,34 @@ struct Dims {
 /// +-sqrt(3 / fan-in) from `seed`, gains 1, biases 0.
 void init_layer(float* params, std::int32_t width, std::uint64_t seed);
 
-/// F of one layer: `x` (tokens x h) to the returned output; appends what I and W read to `saved`.
-[[nodiscard]] std::vector<float> forward(const Dims& dims, const float* params,
-                                         const std::vector<float>& x,
-                                         std::vector<std::vector<float>>& saved);
-/// I of one layer: the gradient of its input from that of its output, reading the layer's
-/// `saved` (forward's, from `first`); appends what W reads to `grads`.
-[[nodiscard]] std::vector<float> backward_input(const Dims& dims, const float* params,
-                                                const std::vector<std::vector<float>>& saved,
-                                                std::size_t first, const std::vector<float>& dy,
-                                                std::vector<std::vector<float>>& grads);
-/// W of one layer: adds its parameters' gradients (laid out as the parameters) to `gradient`.
-void backward_weight(const Dims& dims, const std::vector<std::vector<float>>& saved,
-                     std::size_t saved_first, const std::vector<std::vector<float>>& grads,
-                     std::size_t grads_first, float* gradient);
+/// Where each parameter tensor of a layer starts, for hidden size h, in this order: the first
+/// layer norm's gain and bias (g1, b1n), Wqkv and its bias, Wo and its bias, the second layer
+/// norm's gain and bias (g2, b2n), W1 and b1, W2 and b2. Gradients are laid out the same way.
+struct Offsets {
+  std::size_t g1, b1n, wqkv, bqkv, wo, bo, g2, b2n, w1, b1, w2, b2;
+  explicit Offsets(std::int32_t width) noexcept;
+};
 
-/// How many tensors forward appends to `saved` and backward_input to `grads`, per layer.
-inline constexpr std::size_t kSavedPerLayer = 11;
-inline constexpr std::size_t kGradsPerLayer = 6;
+/// What F keeps for one layer, in this order (executor/transformer_layers.hpp): LN1's normalized
+/// input and reciprocal deviations and output, Q K V side by side, the attention probabilities,
+/// the heads' outputs side by side, the same three for LN2, the MLP's pre-activation and its GELU.
+enum Saved : std::size_t {
+  kXhat1,
+  kRstd1,
+  kLn1,
+  kQkv,
+  kProbs,
+  kHeads,
+  kXhat2,
+  kRstd2,
+  kLn2,
+  kU,
+  kGelu,
+  kSavedPerLayer
+};
+/// What I keeps for W, per layer: the gradients of the layer output (= of the MLP's output), of
+/// the MLP's pre-activation, of LN2's output, of y1 (= of the attention projection's output), of
+/// Q K V and of LN1's output.
+enum Grads : std::size_t { kDy, kDu, kDln2, kDy1, kDqkv, kDln1, kGradsPerLayer };
 
 }  // namespace recycle::executor::transformer

@@ -23,14 +23,6 @@ Backend parse_backend(const std::string& text) {
   throw InputError("--backend", "'" + text + "': expected cpu or cuda");
 }
 
-void require_backend_runs(Backend backend, const executor::StageShape& shape) {
-  if (backend == Backend::kCuda && shape.block != executor::Block::kDense) {
-    throw InputError("--block",
-                     "the cuda backend runs dense layers only (transformer blocks run "
-                     "on the cpu backend)");
-  }
-}
-
 Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
   Sharing s;
   const std::size_t workers = schedule.workers.size();

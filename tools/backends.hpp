@@ -17,10 +17,6 @@ enum class Backend : std::uint8_t { kCpu, kCuda };
 /// without it.
 [[nodiscard]] Backend parse_backend(const std::string& text);
 
-/// Refuses a workload the backend does not run (InputError naming --block: the cuda backend runs
-/// dense layers only).
-void require_backend_runs(Backend backend, const executor::StageShape& shape);
-
 /// How a run's live workers share the units they compute on: cores for the cpu backend, the GPU
 /// for the cuda backend's workers on a one-GPU machine.
 struct Sharing {

@@ -6,7 +6,9 @@
 #   tools/validate-gpu.sh [REPORT]     (default: validate-gpu-report.md)
 #
 # Environment: RECYCLE (the binary, default build/tools/recycle), RUNS (default 3), SIZE (the
-# workload flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512). On a one-GPU
+# dense workload's flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512),
+# TSIZE (the transformer workload's, default 2 blocks of width 1024, 16 heads, 4 sequences of
+# 1024 tokens a micro-batch), both run on the same schedules. On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
 set -euo pipefail
@@ -15,13 +17,15 @@ report=${1:-validate-gpu-report.md}
 recycle=${RECYCLE:-build/tools/recycle}
 runs=${RUNS:-3}
 size=${SIZE:---width 4096 --layers-per-stage 4 --microbatch-size 512}
-common="--backend cuda --microbatches 8 --iterations 10 --repetitions 20 $size --json"
+tsize=${TSIZE:---block transformer --width 1024 --heads 16 --sequence 1024 --microbatch-size 4 --layers-per-stage 2}
+common="--backend cuda --microbatches 8 --iterations 10 --repetitions 20 --json"
 
 if [[ ! -x $recycle ]]; then
   echo "error: $recycle: not built (make, with nvcc, cuBLAS and NCCL found)" >&2
   exit 2
 fi
 # Fails here, with the backend's one error line, when there is no GPU.
+# shellcheck disable=SC2086
 "$recycle" profile measure --backend cuda --pp 2 --repetitions 3 $size > /dev/null
 
 cases=(
@@ -40,20 +44,26 @@ trap 'rm -rf "$tmp"' EXIT
 {
   echo "# recycle validate --backend cuda"
   echo
-  echo "$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 || echo 'GPU: unknown')"
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 ||
+    echo 'GPU: unknown'
   echo
-  echo "Workload: \`$size\`, 8 micro-batches, 10 iterations (the first is warm-up), $runs runs each."
-  echo
-  echo "| case | predicted (ms) | measured (ms) | error | micro-batches |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "8 micro-batches, 10 iterations (the first is warm-up), $runs runs each."
 } > "$tmp/report.md"
-for c in "${cases[@]}"; do
-  name=${c%%|*}
-  flags=${c#*|}
-  for ((r = 1; r <= runs; r++)); do
-    # shellcheck disable=SC2086
-    "$recycle" validate $flags $common > "$tmp/run.json"
-    python3 - "$name" "$tmp/run.json" >> "$tmp/report.md" <<'PY'
+for workload in "$size" "$tsize"; do
+  {
+    echo
+    echo "Workload: \`$workload\`"
+    echo
+    echo "| case | predicted (ms) | measured (ms) | error | micro-batches |"
+    echo "| --- | --- | --- | --- | --- |"
+  } >> "$tmp/report.md"
+  for c in "${cases[@]}"; do
+    name=${c%%|*}
+    flags=${c#*|}
+    for ((r = 1; r <= runs; r++)); do
+      # shellcheck disable=SC2086
+      "$recycle" validate $flags $common $workload > "$tmp/run.json"
+      python3 - "$name" "$tmp/run.json" >> "$tmp/report.md" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[2]))
 m = d["measured_iteration_time_s"]
@@ -63,6 +73,7 @@ print("| %s | %.2f | %s | %s | %d |" % (
     "-" if d["error_pct"] is None else "%+.1f %%" % d["error_pct"],
     d["microbatches_processed"]))
 PY
+    done
   done
 done
 {
@@ -70,9 +81,11 @@ done
   echo "## A kill, detected and recovered from, against the fault-free run"
   echo
   echo '```'
-  # shellcheck disable=SC2086
-  "$recycle" validate --backend cuda --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
-    --iterations 6 --repetitions 10 $size --kill 1:1@2.5 --check-equivalence
+  for workload in "$size" "$tsize"; do
+    # shellcheck disable=SC2086
+    "$recycle" validate --backend cuda --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
+      --iterations 6 --repetitions 10 $workload --kill 1:1@2.5 --check-equivalence
+  done
   echo '```'
 } >> "$tmp/report.md"
 mv "$tmp/report.md" "$report"

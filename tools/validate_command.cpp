@@ -331,7 +331,6 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
 
 int run_validate(ValidateOptions o) {
   const Backend backend = parse_backend(o.backend);
-  require_backend_runs(backend, o.run.shape);
   const planner::Layout layout = o.layout.layout();
   if (layout.interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
@@ -442,7 +441,7 @@ Command add_validate_command(CLI::App& app) {
   o->request.add_to(*sub)->required();
   sub->add_option("--backend", o->backend,
                   "cpu (default): a thread per worker on OpenBLAS; cuda: a GPU per worker, or "
-                  "every worker on a one-GPU machine's GPU (dense layers)");
+                  "every worker on a one-GPU machine's GPU");
   add_shape_options(*sub, o->run.shape);
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")

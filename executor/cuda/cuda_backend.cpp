@@ -261,8 +261,6 @@ GpuPlacement place(const planner::Schedule& schedule) {
 }
 
 RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config) {
-  if (config.shape.block != Block::kDense)
-    throw InputError("--block", "the cuda backend runs dense layers only");
   const GpuPlacement placement = place(schedule);
   CudaBackend backend(placement);
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
@@ -326,8 +324,6 @@ Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t replicas,
                                    std::int32_t repetitions) {
-  if (shape.block != Block::kDense)
-    throw InputError("--block", "the cuda backend runs dense layers only");
   require_measurement_fits(shape, std::max(1, repetitions));
   const std::int32_t ranks = std::max(2, replicas);
   require_all_reduce_fits(shape, ranks);

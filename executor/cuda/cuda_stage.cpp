@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "core/error.hpp"
 #include "executor/cuda/kernels.hpp"
-#include "executor/dense_layers.hpp"
+#include "executor/cuda/transformer_kernels.hpp"
+#include "executor/stage_layers.hpp"
 
 namespace recycle::executor::cuda {
 
@@ -46,7 +46,7 @@ void Lane::finish() const {
 
 namespace {
 
-/// DenseLayers' arithmetic on a lane: cuBLAS and the kernels.
+/// The layers' arithmetic (executor/layer_ops.hpp) on a lane: cuBLAS and the kernels.
 struct CudaOps {
   using Buffer = DeviceTensor;
   const Lane& lane;
@@ -64,6 +64,17 @@ struct CudaOps {
                            &beta, c, ldc),
                "cublasSgemm");
   }
+  void gemm_batched(bool trans_a, bool trans_b, int m, int n, int k, float alpha, const float* a,
+                    int lda, std::ptrdiff_t stride_a, const float* b, int ldb,
+                    std::ptrdiff_t stride_b, float beta, float* c, int ldc, std::ptrdiff_t stride_c,
+                    int count) const {
+    check_blas(
+        cublasSgemmStridedBatched(lane.blas(), trans_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                  trans_b ? CUBLAS_OP_T : CUBLAS_OP_N, m, n, k, &alpha, a, lda,
+                                  stride_a, b, ldb, stride_b, &beta, c, ldc, stride_c, count),
+        "cublasSgemmStridedBatched");
+  }
+  void add(float* y, const float* x, std::size_t n) const { cuda::add(y, x, n, lane.stream()); }
   void fill_rows(float* z, const float* bias, int rows, int width) const {
     cuda::fill_rows(z, bias, rows, width, lane.stream());
   }
@@ -74,6 +85,30 @@ struct CudaOps {
   void add_column_sums(float* db, const float* dz, int rows, int width) const {
     cuda::add_column_sums(db, dz, rows, width, lane.stream());
   }
+  void layer_norm(float* out, float* xhat, float* rstd, const float* x, const float* gain,
+                  const float* bias, int rows, int width) const {
+    cuda::layer_norm(out, xhat, rstd, x, gain, bias, rows, width, lane.stream());
+  }
+  void layer_norm_backward(float* dx, const float* dout, const float* xhat, const float* rstd,
+                           const float* gain, int rows, int width) const {
+    cuda::layer_norm_backward(dx, dout, xhat, rstd, gain, rows, width, lane.stream());
+  }
+  void layer_norm_weight(float* dgain, float* dbias, const float* dout, const float* xhat, int rows,
+                         int width) const {
+    cuda::layer_norm_weight(dgain, dbias, dout, xhat, rows, width, lane.stream());
+  }
+  void gelu(float* out, const float* u, std::size_t n) const {
+    cuda::gelu(out, u, n, lane.stream());
+  }
+  void gelu_backward(float* du, const float* u, std::size_t n) const {
+    cuda::gelu_backward(du, u, n, lane.stream());
+  }
+  void causal_softmax(float* p, int sequence, int count) const {
+    cuda::causal_softmax(p, sequence, count, lane.stream());
+  }
+  void softmax_backward(float* dp, const float* p, int sequence, int count) const {
+    cuda::softmax_backward(dp, p, sequence, count, lane.stream());
+  }
 };
 
 }  // namespace
@@ -81,8 +116,6 @@ struct CudaOps {
 CudaStage::CudaStage(const Lane& lane, const StageShape& shape, std::int32_t stage,
                      std::uint64_t seed)
     : lane_(&lane), shape_(shape) {
-  if (shape.block != Block::kDense)
-    throw InputError("--block", "the cuda backend runs dense layers only");
   const StageParams initial(shape, stage, seed);
   params_ = DeviceTensor::upload(initial.parameters(), lane.device());
   gradients_ =
@@ -91,9 +124,8 @@ CudaStage::CudaStage(const Lane& lane, const StageShape& shape, std::int32_t sta
 
 DeviceTensor CudaStage::forward(const DeviceTensor& input, DeviceChunk& chunk) const {
   CudaOps ops{*lane_};
-  chunk.saved.clear();
   chunk.grads.clear();
-  DeviceTensor out = DenseLayers<CudaOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
+  DeviceTensor out = StageLayers<CudaOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
   lane_->finish();
   return out;
 }
@@ -101,7 +133,7 @@ DeviceTensor CudaStage::forward(const DeviceTensor& input, DeviceChunk& chunk) c
 DeviceTensor CudaStage::backward_input(const DeviceTensor& output_gradient,
                                        DeviceChunk& chunk) const {
   CudaOps ops{*lane_};
-  DeviceTensor dx = DenseLayers<CudaOps>(ops, shape_)
+  DeviceTensor dx = StageLayers<CudaOps>(ops, shape_)
                         .backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
   lane_->finish();
   return dx;
@@ -109,7 +141,7 @@ DeviceTensor CudaStage::backward_input(const DeviceTensor& output_gradient,
 
 void CudaStage::backward_weight(const DeviceChunk& chunk) {
   CudaOps ops{*lane_};
-  DenseLayers<CudaOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  StageLayers<CudaOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
   lane_->finish();
 }
 

@@ -1,8 +1,8 @@
-// The cuda backend's stage: the workload of executor/stage_math.hpp (dense layers) with its
-// parameters and gradients on a GPU, F, I and W run by executor/dense_layers.hpp's one definition
-// on cuBLAS (fp32, no TF32: the same products as the cpu backend to rounding) and the kernels of
-// executor/cuda/kernels.hpp, each operation queued on its worker's stream and finished before it
-// returns.
+// The cuda backend's stage: the workload of executor/stage_math.hpp (dense layers or transformer
+// blocks) with its parameters and gradients on a GPU, F, I and W run by executor/stage_layers.hpp's
+// one definition on cuBLAS (fp32, no TF32: the same products as the cpu backend to rounding) and
+// the kernels of executor/cuda/kernels.hpp and transformer_kernels.hpp, each operation queued on
+// its worker's stream and finished before it returns.
 #pragma once
 
 #include <cublas_v2.h>
@@ -47,8 +47,7 @@ struct DeviceChunk {
 
 class CudaStage {
  public:
-  /// The same initial weights as StageParams(shape, stage, seed), on `lane`'s device. Refuses
-  /// transformer blocks (InputError naming --block): the cuda backend runs dense layers.
+  /// The same initial weights as StageParams(shape, stage, seed), on `lane`'s device.
   CudaStage(const Lane& lane, const StageShape& shape, std::int32_t stage, std::uint64_t seed);
 
   [[nodiscard]] DeviceTensor forward(const DeviceTensor& input, DeviceChunk& chunk) const;

@@ -3,23 +3,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "executor/cuda/launch.cuh"
+
 namespace recycle::executor::cuda {
 
 namespace {
-
-constexpr int kThreads = 256;
-
-/// Blocks for n elements with a grid-stride loop (at most 65,535 x 16 blocks).
-unsigned blocks_for(std::size_t n) {
-  const std::size_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 1048560 ? 1048560 : b));
-}
-
-void launched(const char* what) {
-  const cudaError_t status = cudaGetLastError();
-  if (status != cudaSuccess)
-    throw std::runtime_error(std::string("launching ") + what + ": " + cudaGetErrorString(status));
-}
 
 __global__ void fill_rows_kernel(float* z, const float* bias, std::size_t rows, int width) {
   const std::size_t n = rows * static_cast<std::size_t>(width);

@@ -30,9 +30,9 @@ if(RECYCLE_HAVE_CUDA)
   cli_shell_test("profile measure --backend cuda with no GPU visible says so and stops" 2
     "error: --backend cuda: no GPU is visible"
     "CUDA_VISIBLE_DEVICES= ${P} profile measure --backend cuda --pp 2")
-  cli_test("validate: the cuda backend runs dense layers only" 2
-    "error: --block: the cuda backend runs dense layers only"
-    validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda --block transformer)
+  cli_shell_test("validate --backend cuda with transformer blocks and no GPU visible says so" 2
+    "error: --backend cuda: no GPU is visible"
+    "CUDA_VISIBLE_DEVICES= ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda --block transformer --width 64 --heads 4")
 else()
   cli_test("validate: a build without CUDA has no cuda backend" 2
     "error: --backend: 'cuda': this build has no cuda backend"

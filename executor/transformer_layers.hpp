@@ -1,0 +1,236 @@
+// A stage of transformer blocks (executor/transformer_block.hpp says what one block computes and
+// what each pass keeps), F, I and W written once over a backend's arithmetic (`Ops`,
+// executor/layer_ops.hpp): the cpu backend runs them on OpenBLAS and loops, the cuda backend on
+// cuBLAS and kernels. Attention runs as batched products over the heads of one sequence at a
+// time (Q, K and V of head j are columns j d.. (j + 1) d of their thirds of the QKV rows).
+//
+// Parameters: layer l's block at l x layer_parameters(width), laid out as transformer::Offsets.
+// `saved` holds kSavedPerLayer buffers per layer and `grads` kGradsPerLayer, layer l's first at
+// l x that count.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "executor/layer_ops.hpp"
+#include "executor/stage_math.hpp"
+#include "executor/transformer_block.hpp"
+
+namespace recycle::executor {
+
+template <class Ops>
+class TransformerLayers {
+ public:
+  using Buffer = typename Ops::Buffer;
+
+  TransformerLayers(Ops& ops, const StageShape& shape)
+      : ops_(ops),
+        layers_(shape.layers),
+        d_{shape.microbatch_size, shape.sequence, shape.width, shape.heads},
+        o_(shape.width) {}
+
+  /// F: the stage output for `input`; appends each layer's kept buffers to `saved`.
+  Buffer forward(const float* params, const Buffer& input, std::vector<Buffer>& saved) {
+    Buffer x = make(d_.width);
+    ops_.copy(x.data(), input.data(), x.size());
+    for (std::int32_t l = 0; l < layers_; ++l) x = forward_layer(params + block(l), x, saved);
+    return x;
+  }
+
+  /// I: the gradient of the stage input from that of its output; fills `grads`.
+  Buffer backward_input(const float* params, const std::vector<Buffer>& saved,
+                        const Buffer& output_gradient, std::vector<Buffer>& grads) {
+    grads.clear();
+    const auto per = static_cast<std::size_t>(transformer::kGradsPerLayer);
+    for (std::size_t i = 0; i < static_cast<std::size_t>(layers_) * per; ++i)
+      grads.push_back(ops_.make(0));
+    Buffer dy = make(d_.width);
+    ops_.copy(dy.data(), output_gradient.data(), dy.size());
+    for (std::int32_t l = layers_ - 1; l >= 0; --l) {
+      const auto li = static_cast<std::size_t>(l);
+      dy = backward_input_layer(params + block(l), saved.data() + li * transformer::kSavedPerLayer,
+                                std::move(dy), grads.data() + li * per);
+    }
+    return dy;
+  }
+
+  /// W: adds every layer's parameter gradients to `gradients` (laid out as the parameters).
+  void backward_weight(const std::vector<Buffer>& saved, const std::vector<Buffer>& grads,
+                       float* gradients) {
+    for (std::int32_t l = 0; l < layers_; ++l) {
+      const auto li = static_cast<std::size_t>(l);
+      backward_weight_layer(saved.data() + li * transformer::kSavedPerLayer,
+                            grads.data() + li * transformer::kGradsPerLayer, gradients + block(l));
+    }
+  }
+
+ private:
+  using T = transformer::Saved;
+  using G = transformer::Grads;
+
+  [[nodiscard]] std::size_t block(std::int32_t layer) const noexcept {
+    return static_cast<std::size_t>(layer) * transformer::layer_parameters(d_.width);
+  }
+  /// A buffer of tokens x `columns` floats.
+  Buffer make(std::int32_t columns) {
+    return ops_.make(static_cast<std::size_t>(d_.tokens()) * static_cast<std::size_t>(columns));
+  }
+  [[nodiscard]] float scale() const {
+    return 1.0F / std::sqrt(static_cast<float>(d_.width / d_.heads));
+  }
+  /// Floats of one sample's attention probabilities over every head.
+  [[nodiscard]] std::ptrdiff_t probs_per_sample() const noexcept {
+    return std::ptrdiff_t{d_.heads} * d_.sequence * d_.sequence;
+  }
+
+  /// Layer norm of `x` into the kept buffers k[xhat], k[rstd] and k[out].
+  void keep_layer_norm(Buffer* k, std::size_t xhat, std::size_t rstd, std::size_t out,
+                       const float* x, const float* gain, const float* bias) {
+    k[xhat] = make(d_.width);
+    k[rstd] = ops_.make(static_cast<std::size_t>(d_.tokens()));
+    k[out] = make(d_.width);
+    ops_.layer_norm(k[out].data(), k[xhat].data(), k[rstd].data(), x, gain, bias, d_.tokens(),
+                    d_.width);
+  }
+
+  Buffer forward_layer(const float* p, const Buffer& x, std::vector<Buffer>& saved) {
+    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.width / d_.heads;
+    const std::size_t first = saved.size();
+    for (std::size_t i = 0; i < transformer::kSavedPerLayer; ++i) saved.push_back(ops_.make(0));
+    Buffer* k = saved.data() + first;
+
+    keep_layer_norm(k, T::kXhat1, T::kRstd1, T::kLn1, x.data(), p + o_.g1, p + o_.b1n);
+    k[T::kQkv] = make(3 * h);
+    float* qkv = k[T::kQkv].data();
+    ops_.fill_rows(qkv, p + o_.bqkv, t, 3 * h);
+    gemm_row_major(ops_, false, false, t, 3 * h, h, k[T::kLn1].data(), h, p + o_.wqkv, 3 * h, 1.0F,
+                   qkv, 3 * h);
+
+    // Causal attention: scores Q K^T / sqrt(d) per head, the masked softmax, then P V.
+    k[T::kProbs] = ops_.make(static_cast<std::size_t>(d_.samples * probs_per_sample()));
+    float* probs = k[T::kProbs].data();
+    k[T::kHeads] = make(h);
+    for (int b = 0; b < d_.samples; ++b) {
+      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * h;
+      gemm_row_major_batched(ops_, false, true, s, s, dh, scale(), q, 3 * h, dh, q + h, 3 * h, dh,
+                             0.0F, probs + b * probs_per_sample(), s, std::ptrdiff_t{s} * s,
+                             d_.heads);
+    }
+    ops_.causal_softmax(probs, s, d_.samples * d_.heads);
+    for (int b = 0; b < d_.samples; ++b) {
+      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * h;
+      gemm_row_major_batched(ops_, false, false, s, dh, s, 1.0F, probs + b * probs_per_sample(), s,
+                             std::ptrdiff_t{s} * s, q + 2 * h, 3 * h, dh, 0.0F,
+                             k[T::kHeads].data() + std::ptrdiff_t{b} * s * h, h, dh, d_.heads);
+    }
+
+    // y1 = x + bo + heads Wo
+    Buffer y1 = make(h);
+    ops_.fill_rows(y1.data(), p + o_.bo, t, h);
+    ops_.add(y1.data(), x.data(), y1.size());
+    gemm_row_major(ops_, false, false, t, h, h, k[T::kHeads].data(), h, p + o_.wo, h, 1.0F,
+                   y1.data(), h);
+
+    // y = y1 + b2 + GELU(LN2(y1) W1 + b1) W2
+    keep_layer_norm(k, T::kXhat2, T::kRstd2, T::kLn2, y1.data(), p + o_.g2, p + o_.b2n);
+    k[T::kU] = make(4 * h);
+    ops_.fill_rows(k[T::kU].data(), p + o_.b1, t, 4 * h);
+    gemm_row_major(ops_, false, false, t, 4 * h, h, k[T::kLn2].data(), h, p + o_.w1, 4 * h, 1.0F,
+                   k[T::kU].data(), 4 * h);
+    k[T::kGelu] = make(4 * h);
+    ops_.gelu(k[T::kGelu].data(), k[T::kU].data(), k[T::kU].size());
+    Buffer y = make(h);
+    ops_.fill_rows(y.data(), p + o_.b2, t, h);
+    ops_.add(y.data(), y1.data(), y.size());
+    gemm_row_major(ops_, false, false, t, h, 4 * h, k[T::kGelu].data(), 4 * h, p + o_.w2, h, 1.0F,
+                   y.data(), h);
+    return y;
+  }
+
+  Buffer backward_input_layer(const float* p, const Buffer* k, Buffer dy, Buffer* gr) {
+    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.width / d_.heads;
+
+    // MLP: du = (dy W2^T) GELU'(u); dln2 = du W1^T; dy1 = dy + LN2's input gradient.
+    gr[G::kDu] = make(4 * h);
+    float* du = gr[G::kDu].data();
+    gemm_row_major(ops_, false, true, t, 4 * h, h, dy.data(), h, p + o_.w2, h, 0.0F, du, 4 * h);
+    ops_.gelu_backward(du, k[T::kU].data(), gr[G::kDu].size());
+    gr[G::kDln2] = make(h);
+    gemm_row_major(ops_, false, true, t, h, 4 * h, du, 4 * h, p + o_.w1, 4 * h, 0.0F,
+                   gr[G::kDln2].data(), h);
+    gr[G::kDy1] = make(h);
+    float* dy1 = gr[G::kDy1].data();
+    ops_.copy(dy1, dy.data(), dy.size());
+    ops_.layer_norm_backward(dy1, gr[G::kDln2].data(), k[T::kXhat2].data(), k[T::kRstd2].data(),
+                             p + o_.g2, t, h);
+    gr[G::kDy] = std::move(dy);
+
+    // Attention: d(heads) = dy1 Wo^T, then back through P V, the softmax and Q K^T.
+    Buffer dheads = make(h);
+    gemm_row_major(ops_, false, true, t, h, h, dy1, h, p + o_.wo, h, 0.0F, dheads.data(), h);
+    gr[G::kDqkv] = make(3 * h);
+    float* dqkv = gr[G::kDqkv].data();
+    const float* qkv = k[T::kQkv].data();
+    const float* probs = k[T::kProbs].data();
+    Buffer dp = ops_.make(static_cast<std::size_t>(d_.samples * probs_per_sample()));
+    const std::ptrdiff_t ss = std::ptrdiff_t{s} * s;
+    for (int b = 0; b < d_.samples; ++b) {
+      const std::ptrdiff_t rows = std::ptrdiff_t{b} * s;
+      const float* v = qkv + rows * 3 * h + 2 * h;
+      const float* dout = dheads.data() + rows * h;
+      const float* pr = probs + b * probs_per_sample();
+      // dV = P^T dO
+      gemm_row_major_batched(ops_, true, false, s, dh, s, 1.0F, pr, s, ss, dout, h, dh, 0.0F,
+                             dqkv + rows * 3 * h + 2 * h, 3 * h, dh, d_.heads);
+      // dP = dO V^T
+      gemm_row_major_batched(ops_, false, true, s, s, dh, 1.0F, dout, h, dh, v, 3 * h, dh, 0.0F,
+                             dp.data() + b * probs_per_sample(), s, ss, d_.heads);
+    }
+    ops_.softmax_backward(dp.data(), probs, s, d_.samples * d_.heads);  // masked entries: P = 0
+    for (int b = 0; b < d_.samples; ++b) {
+      const std::ptrdiff_t rows = std::ptrdiff_t{b} * s;
+      const float* q = qkv + rows * 3 * h;
+      const float* ds = dp.data() + b * probs_per_sample();
+      // dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d)
+      gemm_row_major_batched(ops_, false, false, s, dh, s, scale(), ds, s, ss, q + h, 3 * h, dh,
+                             0.0F, dqkv + rows * 3 * h, 3 * h, dh, d_.heads);
+      gemm_row_major_batched(ops_, true, false, s, dh, s, scale(), ds, s, ss, q, 3 * h, dh, 0.0F,
+                             dqkv + rows * 3 * h + h, 3 * h, dh, d_.heads);
+    }
+    gr[G::kDln1] = make(h);
+    gemm_row_major(ops_, false, true, t, h, 3 * h, dqkv, 3 * h, p + o_.wqkv, 3 * h, 0.0F,
+                   gr[G::kDln1].data(), h);
+    Buffer dx = make(h);
+    ops_.copy(dx.data(), dy1, dx.size());
+    ops_.layer_norm_backward(dx.data(), gr[G::kDln1].data(), k[T::kXhat1].data(),
+                             k[T::kRstd1].data(), p + o_.g1, t, h);
+    return dx;
+  }
+
+  void backward_weight_layer(const Buffer* k, const Buffer* gr, float* g) {
+    const int t = d_.tokens(), h = d_.width;
+    gemm_row_major(ops_, true, false, 4 * h, h, t, k[T::kGelu].data(), 4 * h, gr[G::kDy].data(), h,
+                   1.0F, g + o_.w2, h);
+    ops_.add_column_sums(g + o_.b2, gr[G::kDy].data(), t, h);
+    gemm_row_major(ops_, true, false, h, 4 * h, t, k[T::kLn2].data(), h, gr[G::kDu].data(), 4 * h,
+                   1.0F, g + o_.w1, 4 * h);
+    ops_.add_column_sums(g + o_.b1, gr[G::kDu].data(), t, 4 * h);
+    ops_.layer_norm_weight(g + o_.g2, g + o_.b2n, gr[G::kDln2].data(), k[T::kXhat2].data(), t, h);
+    gemm_row_major(ops_, true, false, h, h, t, k[T::kHeads].data(), h, gr[G::kDy1].data(), h, 1.0F,
+                   g + o_.wo, h);
+    ops_.add_column_sums(g + o_.bo, gr[G::kDy1].data(), t, h);
+    gemm_row_major(ops_, true, false, h, 3 * h, t, k[T::kLn1].data(), h, gr[G::kDqkv].data(), 3 * h,
+                   1.0F, g + o_.wqkv, 3 * h);
+    ops_.add_column_sums(g + o_.bqkv, gr[G::kDqkv].data(), t, 3 * h);
+    ops_.layer_norm_weight(g + o_.g1, g + o_.b1n, gr[G::kDln1].data(), k[T::kXhat1].data(), t, h);
+  }
+
+  Ops& ops_;
+  std::int32_t layers_;
+  transformer::Dims d_;
+  transformer::Offsets o_;
+};
+
+}  // namespace recycle::executor

@@ -260,6 +260,9 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
   const Bytes last_extra = 2 * e * T * h + 2 * e * T * h + 4 * T * m.vocab_size;
 
   Synthesis out;
+  out.layer_forward = to_nanos(layer.f);
+  out.layer_backward_input = to_nanos(layer.i);
+  out.layer_backward_weight = to_nanos(layer.w);
   const std::int32_t virtual_stages = p.pp * p.interleave;
   out.layers = split_layers(m.layers, virtual_stages);
   Profile& profile = out.profile;

@@ -55,6 +55,11 @@ struct Synthesis {
   double hardware_flops = 0;         ///< per iteration, with the recomputation the job does
   std::int64_t gpus = 0;             ///< tp x pp x dp
   double peak_flops = 0;             ///< one GPU's matrix peak in the job's data type
+  /// One transformer layer's F, I and W for one micro-batch on one worker: the stages' costs
+  /// without the embedding and the output layer.
+  Nanos layer_forward = 0;
+  Nanos layer_backward_input = 0;
+  Nanos layer_backward_weight = 0;
 
   /// Model FLOPs utilization (Chowdhery et al., PaLM): model FLOPs per second over the peak of
   /// every GPU, for an iteration of `iteration` seconds.

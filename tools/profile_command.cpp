@@ -18,6 +18,7 @@
 #include "profiles/profile.hpp"
 #include "tools/backends.hpp"
 #include "tools/command.hpp"
+#include "tools/job_measure.hpp"
 #include "tools/workload_options.hpp"
 
 namespace recycle::tools {
@@ -103,9 +104,18 @@ Command add_profile_command(CLI::App& app) {
   add_shape_options(*measure, o->shape);
   add_repetitions_option(*measure, o->repetitions);
   measure->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
-  measure->footer(
-      examples({"recycle profile measure --pp 2 --width 1024 --microbatch-size 64 -o cpu.json",
-                "recycle simulate --schedule 1f1b --pp 2 --microbatches 8 --profile cpu.json"}));
+  CLI::Option* measure_job_option = measure->add_option(
+      "--job", o->job,
+      "Time one layer of the job's model (a GPT block at the job's width, heads, sequence and "
+      "micro-batch size), write the job's pipeline profile to -o FILE and print the layer's F, I "
+      "and W against the synthesizer's prediction for it");
+  for (const char* shaped : {"--pp", "--dp", "--width", "--layers-per-stage", "--microbatch-size",
+                             "--block", "--sequence", "--heads"})
+    measure_job_option->excludes(measure->get_option(shaped));
+  measure->footer(examples(
+      {"recycle profile measure --pp 2 --width 1024 --microbatch-size 64 -o cpu.json",
+       "recycle simulate --schedule 1f1b --pp 2 --microbatches 8 --profile cpu.json",
+       "recycle profile measure --backend cuda --job gpt3-1.3b-job.json -o measured.json"}));
   CLI::App* show = sub->add_subcommand(
       "show", "Print a profile (or a job's synthesized profile) as a table per stage");
   show->add_option("file", o->show, "Profile JSON")->required();
@@ -115,6 +125,18 @@ Command add_profile_command(CLI::App& app) {
   // --job makes the positional FILE optional.
   show->get_option("file")->required(false);
   return {sub, [o, synth, measure] {
+            if (measure->parsed() && !o->job.empty()) {
+              const Backend backend = parse_backend(o->backend);
+              if (o->output == "-")
+                throw InputError("--output",
+                                 "give a FILE with --job: the comparison goes to stdout");
+              check_writable(o->output, "--output");
+              const profiles::Job job = profiles::load_job(o->job);
+              const JobMeasurement m = measure_job(job, backend, o->repetitions);
+              write_text_file(o->output, profiles::to_json(m.profile).dump(2) + "\n");
+              std::fputs(m.table.c_str(), stdout);
+              return kExitOk;
+            }
             if (measure->parsed()) {
               const Backend backend = parse_backend(o->backend);
               check_writable(o->output, "--output");

@@ -8,7 +8,9 @@
 # Environment: RECYCLE (the binary, default build/tools/recycle), RUNS (default 3), SIZE (the
 # dense workload's flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512),
 # TSIZE (the transformer workload's, default 2 blocks of width 1024, 16 heads, 4 sequences of
-# 1024 tokens a micro-batch), both run on the same schedules. On a one-GPU
+# 1024 tokens a micro-batch), both run on the same schedules, and JOB (a job file whose layer
+# `profile measure --job` times against the synthesizer; default GPT-3 1.3B on h100-80g with
+# tp 1, one sequence a micro-batch). On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
 set -euo pipefail
@@ -86,6 +88,21 @@ done
     "$recycle" validate --backend cuda --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
       --iterations 6 --repetitions 10 $workload --kill 1:1@2.5 --check-equivalence
   done
+  echo '```'
+} >> "$tmp/report.md"
+job=${JOB:-$tmp/job.json}
+if [[ -z ${JOB:-} ]]; then
+  cat > "$job" <<'JSON'
+{"model": "gpt3-1.3b", "hardware": "h100-80g",
+ "parallel": {"tp": 1, "pp": 1, "dp": 1, "microbatch_size": 1, "global_batch": 8}}
+JSON
+fi
+{
+  echo
+  echo "## One layer of the job's model against the synthesizer"
+  echo
+  echo '```'
+  "$recycle" profile measure --backend cuda --job "$job" --repetitions 10 -o "$tmp/job-profile.json"
   echo '```'
 } >> "$tmp/report.md"
 mv "$tmp/report.md" "$report"

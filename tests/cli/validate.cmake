@@ -86,5 +86,26 @@ cli_shell_test("profile measure writes a profile simulate reads" 0 "iteration ti
 # floats kept per block, 7232 bytes; 12 x 64 + 13 x 8 = 872 parameters, 3488 bytes.
 cli_shell_test("profile measure --block transformer: the bytes of what a block keeps" 0 "\"activation_bytes\": 7232,.*\"param_bytes\": 3488"
   "${P} profile measure --block transformer --width 8 --heads 2 --sequence 4 --microbatch-size 2 --layers-per-stage 1 --repetitions 3")
+# profile measure --job: the job's layer timed, the pipeline's profile built from it. The tiny
+# job's stages hold 3 layers each; per layer 12 h^2 + 13 h = 49,984 parameters (h = 64) and
+# 27 T h + 2 T + B heads s^2 = 118,912 kept floats (T = 64 tokens, B = 2, s = 32): 3 x 4 bytes x
+# those, and one layer's output of T x h floats.
+cli_shell_test("profile measure --job: the job's layer against the synthesizer, and its pipeline's profile" 0
+  "per layer and micro-batch.* ## F .* ## I .* ## W .*profile: 2 stages of 3, 3 layers.*\"activation_bytes\": 1426944,.*\"output_bytes\": 16384,.*\"param_bytes\": 599808"
+  "${P} profile measure --job ${DATA}/job_tiny_gpt.json --repetitions 3 -o ${OUT}/job_profile.json && cat ${OUT}/job_profile.json && ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${OUT}/job_profile.json > /dev/null")
+cli_test("profile measure --job: a model whose layer is not the executor's block" 2
+  "error: --job: .*job_llama3_8b.json: model.norm: rmsnorm: the executor's layer is a GPT block"
+  profile measure --job ${DATA}/job_llama3_8b.json -o ${OUT}/never.json)
+cli_test("profile measure --job: a layer split over GPUs" 2
+  "error: --job: .*job_gpt3_175b.json: parallel.tp: 8: the executor runs a whole layer on one device"
+  profile measure --job ${DATA}/job_gpt3_175b.json -o ${OUT}/never.json)
+cli_test("profile measure --job: a layer too large to time names the job" 2
+  "error: --job: .*job_huge_layer.json: its layer \\(1 transformer block of width 65536.*GiB"
+  profile measure --job ${DATA}/job_huge_layer.json -o ${OUT}/never.json)
+cli_test("profile measure --job: the comparison takes stdout, so the profile needs -o" 2
+  "error: --output: give a FILE with --job"
+  profile measure --job ${DATA}/job_tiny_gpt.json)
+cli_test("profile measure --job: the job gives the shape" 2 "error: --width excludes --job"
+  profile measure --job ${DATA}/job_tiny_gpt.json --width 8 -o ${OUT}/never.json)
 cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
   profile measure --pp 0)

@@ -78,6 +78,10 @@ TEST_CASE("on an ideal GPU a middle stage's F, I, W are its FLOPs over the peak"
   CHECK(std::llabs(mid.backward_input - 8 * seconds_of(layer - core + 2 * core)) <= 8);
   // I + W = the backward = twice the forward (Narayanan et al., section 5.1).
   CHECK(std::llabs(mid.backward_input + mid.backward_weight - 2 * mid.forward) <= 16);
+  // One layer's costs, as `profile measure --job` compares them, are the same counts for one.
+  CHECK(std::llabs(s.layer_forward - seconds_of(layer)) <= 1);
+  CHECK(std::llabs(s.layer_backward_weight - seconds_of(layer - core)) <= 1);
+  CHECK(std::llabs(s.layer_backward_input - seconds_of(layer + core)) <= 1);
 }
 
 TEST_CASE("recomputation adds the recomputed forward to I, and W is untouched") {

@@ -1,0 +1,141 @@
+#include "tools/job_measure.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "core/error.hpp"
+#include "profiles/synthesizer.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+/// InputError naming --job, the file and the field.
+[[noreturn]] void refuse(const profiles::Job& job, const std::string& field,
+                         const std::string& why) {
+  throw InputError("--job", job.source + ": " + field + ": " + why);
+}
+
+/// A job field as the executor's int32 shape holds it.
+std::int32_t narrow(const profiles::Job& job, const std::string& field, std::int64_t value) {
+  if (value < 1 || value > std::numeric_limits<std::int32_t>::max())
+    refuse(job, field, std::to_string(value) + " is out of the executor's range");
+  return static_cast<std::int32_t>(value);
+}
+
+/// The job as the executor computes it: fp32, no recomputation, attention that keeps its
+/// probabilities, no dropout; what the synthesizer is asked about to compare like with like.
+profiles::Synthesis synthesize_as_executed(profiles::Job job) {
+  job.parallel.dtype = profiles::DType::kFp32;
+  job.parallel.recompute = profiles::Recompute::kNone;
+  job.parallel.flash_attention = false;
+  job.model.dropout = false;
+  return job.synthesize();
+}
+
+std::string ms(Nanos ns) {
+  return fmt::format("{:.4g}", to_seconds(ns) * 1e3);
+}
+
+std::string ratio(Nanos measured, Nanos synthesized) {
+  return synthesized > 0 ? fmt::format("{:.2f}", static_cast<double>(measured) /
+                                                     static_cast<double>(synthesized))
+                         : "-";
+}
+
+}  // namespace
+
+executor::StageShape job_layer_shape(const profiles::Job& job) {
+  const profiles::ModelSpec& m = job.model;
+  const std::string gpt =
+      "the executor's layer is a GPT block (layer norm, biases, multi-head "
+      "attention, a 4 x hidden GELU MLP)";
+  if (m.norm != profiles::Norm::kLayerNorm) refuse(job, "model.norm", "rmsnorm: " + gpt);
+  if (m.gated_mlp) refuse(job, "model.gated_mlp", "a gated MLP: " + gpt);
+  if (!m.bias) refuse(job, "model.bias", "no biases: " + gpt);
+  if (m.kv_heads != m.heads) refuse(job, "model.kv_heads", "grouped-query attention: " + gpt);
+  if (m.head_dim * m.heads != m.hidden)
+    refuse(job, "model.head_dim", "heads x head_dim is not hidden: " + gpt);
+  if (m.ffn_hidden != 4 * m.hidden) refuse(job, "model.ffn_hidden", "not 4 x hidden: " + gpt);
+  if (job.parallel.tp != 1) {
+    refuse(job, "parallel.tp",
+           std::to_string(job.parallel.tp) +
+               ": the executor runs a whole layer on one device; measure the job with tp 1");
+  }
+  executor::StageShape shape;
+  shape.block = executor::Block::kTransformer;
+  shape.layers = 1;
+  shape.width = narrow(job, "model.hidden", m.hidden);
+  shape.heads = narrow(job, "model.heads", m.heads);
+  shape.sequence = narrow(job, "model.sequence_length", m.sequence_length);
+  shape.microbatch_size = narrow(job, "parallel.microbatch_size", job.parallel.microbatch_size);
+  return shape;
+}
+
+JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32_t repetitions) {
+  const executor::StageShape shape = job_layer_shape(job);
+  // The synthesizer's checks (tp, batch, layers per stage) before anything is timed.
+  const profiles::Synthesis split = job.synthesize();
+  const profiles::Synthesis predicted = synthesize_as_executed(job);
+  const profiles::Profile layer = [&] {
+    try {
+      return measure_profile(backend, shape, 1, 2, repetitions);
+    } catch (const InputError& e) {
+      if (e.where() == "--backend") throw;
+      // The shape came from the job, not from the shape flags the message names.
+      refuse(job, "its layer (" + describe_layers(shape) + ")", e.problem());
+    }
+  }();
+  const profiles::StageProfile& one = layer.stages.front();
+
+  JobMeasurement out;
+  profiles::Profile& p = out.profile;
+  p.name = job.model.name + " from one measured layer (" + layer.name + ")";
+  p.hardware = layer.hardware;
+  const auto pp = static_cast<std::size_t>(job.parallel.pp);
+  std::vector<std::int64_t> layers(pp, 0);
+  for (std::size_t v = 0; v < split.layers.size(); ++v) layers[v % pp] += split.layers[v];
+  for (const std::int64_t n : layers) {
+    profiles::StageProfile s = one;
+    s.forward = n * one.forward;
+    s.backward_input = n * one.backward_input;
+    s.backward_weight = n * one.backward_weight;
+    s.optimizer = n * one.optimizer;
+    s.activation_bytes = n * one.activation_bytes;
+    s.param_bytes = n * one.param_bytes;
+    s.optimizer_state_bytes = 0;
+    p.stages.push_back(s);
+  }
+
+  std::string& t = out.table;
+  t += fmt::format(
+      "{}: one layer, micro-batches of {} x {} tokens, hidden {}, {} heads, on the {} backend\n",
+      job.model.name, shape.microbatch_size, shape.sequence, shape.width, shape.heads,
+      backend == Backend::kCuda ? "cuda" : "cpu");
+  t += fmt::format("{:<26} {:>14} {:>12} {:>8}\n", "per layer and micro-batch", "synthesized ms",
+                   "measured ms", "ratio");
+  const auto row = [&t](const char* name, Nanos synthesized, Nanos measured) {
+    t += fmt::format("{:<26} {:>14} {:>12} {:>8}\n", name, ms(synthesized), ms(measured),
+                     ratio(measured, synthesized));
+  };
+  row("F", predicted.layer_forward, one.forward);
+  row("I", predicted.layer_backward_input, one.backward_input);
+  row("W", predicted.layer_backward_weight, one.backward_weight);
+  t += fmt::format("{:<26} {:>14} {:>12}\n", "optimizer step (SGD)", "-", ms(one.optimizer));
+  t += fmt::format(
+      "ratio: measured / synthesized; synthesized for {} in fp32 without recomputation, flash "
+      "attention or dropout (the executor's arithmetic)\n",
+      job.gpu.name);
+  std::string split_text;
+  for (std::size_t s = 0; s < layers.size(); ++s)
+    split_text += (s == 0 ? "" : ", ") + std::to_string(layers[s]);
+  t += fmt::format(
+      "profile: {} stages of {} layers, each the measured layer times its layers; the embedding "
+      "(stage 0) and the output layer (stage {}) are not timed\n",
+      layers.size(), split_text, layers.size() - 1);
+  return out;
+}
+
+}  // namespace recycle::tools

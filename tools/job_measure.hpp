@@ -1,0 +1,36 @@
+// `recycle profile measure --job FILE`: the job's own transformer layer timed on a backend, the
+// profile of the job's pipeline built from it, and the row-by-row comparison with what the
+// synthesizer predicts for the same layer (docs/validation.md, "Measuring a job's layer").
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "executor/stage_math.hpp"
+#include "profiles/job.hpp"
+#include "profiles/profile.hpp"
+#include "tools/backends.hpp"
+
+namespace recycle::tools {
+
+/// The executor's workload for one layer of the job's model: a transformer block of the model's
+/// width and heads on micro-batches of `parallel.microbatch_size` sequences of its sequence
+/// length. InputError naming --job and the field when the executor's block is not the model's
+/// layer (it is a GPT block: layer norm, biases, multi-head attention, a 4 x hidden GELU MLP) or
+/// when the job splits a layer over GPUs (parallel.tp above 1).
+[[nodiscard]] executor::StageShape job_layer_shape(const profiles::Job& job);
+
+struct JobMeasurement {
+  profiles::Profile profile;  ///< the job's pipeline: each stage its layers x the measured layer
+  std::string table;          ///< the comparison, as `profile measure --job` prints it
+};
+
+/// Times one layer of the job's model on `backend` (`repetitions` runs, the median) and builds
+/// the job's profile from it: worker stage s costs its layers (the synthesizer's split) times the
+/// layer's F, I, W and step, holds as many layers' activations and weights, and sends one layer's
+/// output. The embedding and the output layer are not timed (they are not the executor's
+/// workload): the table says so beside the synthesized stages that include them.
+[[nodiscard]] JobMeasurement measure_job(const profiles::Job& job, Backend backend,
+                                         std::int32_t repetitions);
+
+}  // namespace recycle::tools

@@ -1,9 +1,18 @@
 // One stage's layers, dense or transformer blocks as its shape says, over a backend's arithmetic
-// (`Ops`, executor/layer_ops.hpp): the one entry point both backends' stages call for F, I and W,
-// so that the cpu and cuda backends compute the same workload by the same code.
+// (`Ops`, executor/layer_ops.hpp): the one place that chooses the layer kind, for both backends'
+// stages, so that the cpu and cuda backends compute the same workload by the same code. Both
+// kinds have the same F, I and W:
+//
+//   Buffer forward(const float* params, const Buffer& input, std::vector<Buffer>& saved);
+//       // appends what I and W read to `saved`
+//   Buffer backward_input(const float* params, const std::vector<Buffer>& saved,
+//                         const Buffer& output_gradient, std::vector<Buffer>& grads);
+//       // the gradient of the stage input; fills `grads` with what W reads
+//   void backward_weight(const std::vector<Buffer>& saved, const std::vector<Buffer>& grads,
+//                        float* gradients);  // adds the gradients, laid out as the parameters
 #pragma once
 
-#include <vector>
+#include <utility>
 
 #include "executor/dense_layers.hpp"
 #include "executor/stage_math.hpp"
@@ -11,44 +20,15 @@
 
 namespace recycle::executor {
 
-template <class Ops>
-class StageLayers {
- public:
-  using Buffer = typename Ops::Buffer;
-
-  StageLayers(Ops& ops, const StageShape& shape) : ops_(ops), shape_(shape) {}
-
-  /// F: the stage output for `input`; `saved` is cleared, then holds what I and W read.
-  Buffer forward(const float* params, const Buffer& input, std::vector<Buffer>& saved) {
-    saved.clear();
-    if (shape_.block == Block::kTransformer)
-      return TransformerLayers<Ops>(ops_, shape_).forward(params, input, saved);
-    return DenseLayers<Ops>(ops_, shape_).forward(params, input, saved);
+/// `body(layers)` with the layers of `shape` on `ops`: TransformerLayers<Ops> or DenseLayers<Ops>.
+template <class Ops, class Body>
+decltype(auto) with_stage_layers(Ops& ops, const StageShape& shape, Body&& body) {
+  if (shape.block == Block::kTransformer) {
+    TransformerLayers<Ops> layers(ops, shape);
+    return std::forward<Body>(body)(layers);
   }
-
-  /// I: the gradient of the stage input; fills `grads` with what W reads.
-  Buffer backward_input(const float* params, const std::vector<Buffer>& saved,
-                        const Buffer& output_gradient, std::vector<Buffer>& grads) {
-    if (shape_.block == Block::kTransformer) {
-      return TransformerLayers<Ops>(ops_, shape_)
-          .backward_input(params, saved, output_gradient, grads);
-    }
-    return DenseLayers<Ops>(ops_, shape_).backward_input(params, saved, output_gradient, grads);
-  }
-
-  /// W: adds the parameters' gradients (laid out as the parameters) to `gradients`.
-  void backward_weight(const std::vector<Buffer>& saved, const std::vector<Buffer>& grads,
-                       float* gradients) {
-    if (shape_.block == Block::kTransformer) {
-      TransformerLayers<Ops>(ops_, shape_).backward_weight(saved, grads, gradients);
-      return;
-    }
-    DenseLayers<Ops>(ops_, shape_).backward_weight(saved, grads, gradients);
-  }
-
- private:
-  Ops& ops_;
-  StageShape shape_;
-};
+  DenseLayers<Ops> layers(ops, shape);
+  return std::forward<Body>(body)(layers);
+}
 
 }  // namespace recycle::executor

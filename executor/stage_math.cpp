@@ -89,20 +89,26 @@ std::size_t StageParams::block_offset(std::int32_t layer) const noexcept {
 
 std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {
   CpuOps ops;
+  chunk.saved.clear();
   chunk.grads.clear();
-  return StageLayers<CpuOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
+  return with_stage_layers(ops, shape_, [&](auto& layers) {
+    return layers.forward(params_.data(), input, chunk.saved);
+  });
 }
 
 std::vector<float> StageParams::backward_input(const std::vector<float>& output_gradient,
                                                Chunk& chunk) const {
   CpuOps ops;
-  return StageLayers<CpuOps>(ops, shape_)
-      .backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
+  return with_stage_layers(ops, shape_, [&](auto& layers) {
+    return layers.backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
+  });
 }
 
 void StageParams::backward_weight(const Chunk& chunk) {
   CpuOps ops;
-  StageLayers<CpuOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  with_stage_layers(ops, shape_, [&](auto& layers) {
+    layers.backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  });
 }
 
 double StageParams::loss(const std::vector<float>& output, const std::vector<float>& target,

@@ -124,8 +124,11 @@ CudaStage::CudaStage(const Lane& lane, const StageShape& shape, std::int32_t sta
 
 DeviceTensor CudaStage::forward(const DeviceTensor& input, DeviceChunk& chunk) const {
   CudaOps ops{*lane_};
+  chunk.saved.clear();
   chunk.grads.clear();
-  DeviceTensor out = StageLayers<CudaOps>(ops, shape_).forward(params_.data(), input, chunk.saved);
+  DeviceTensor out = with_stage_layers(ops, shape_, [&](auto& layers) {
+    return layers.forward(params_.data(), input, chunk.saved);
+  });
   lane_->finish();
   return out;
 }
@@ -133,15 +136,18 @@ DeviceTensor CudaStage::forward(const DeviceTensor& input, DeviceChunk& chunk) c
 DeviceTensor CudaStage::backward_input(const DeviceTensor& output_gradient,
                                        DeviceChunk& chunk) const {
   CudaOps ops{*lane_};
-  DeviceTensor dx = StageLayers<CudaOps>(ops, shape_)
-                        .backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
+  DeviceTensor dx = with_stage_layers(ops, shape_, [&](auto& layers) {
+    return layers.backward_input(params_.data(), chunk.saved, output_gradient, chunk.grads);
+  });
   lane_->finish();
   return dx;
 }
 
 void CudaStage::backward_weight(const DeviceChunk& chunk) {
   CudaOps ops{*lane_};
-  StageLayers<CudaOps>(ops, shape_).backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  with_stage_layers(ops, shape_, [&](auto& layers) {
+    layers.backward_weight(chunk.saved, chunk.grads, gradients_.data());
+  });
   lane_->finish();
 }
 

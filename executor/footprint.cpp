@@ -12,13 +12,14 @@ namespace recycle::executor {
 namespace {
 
 /// What one worker running one stage and holding `held` micro-batches needs, in bytes: the
-/// stage's parameters, gradients and snapshot (for a kill's restore), and per held micro-batch
-/// each layer's input, output and dz and its message out and in.
+/// stage's parameters, gradients and snapshot (for a kill's restore), per held micro-batch what
+/// it keeps from F until W and its message out and in, and the temporaries of the one I running.
 double worker_bytes(const StageShape& shape, double held) {
   const auto stage_floats = static_cast<double>(parameter_floats(shape));
   const double message_floats = static_cast<double>(shape.rows()) * shape.width;
   const double held_floats = static_cast<double>(chunk_floats(shape)) + 2 * message_floats;
-  return (3 * stage_floats + held * held_floats) * sizeof(float);
+  return (3 * stage_floats + held * held_floats + static_cast<double>(transient_floats(shape))) *
+         sizeof(float);
 }
 
 /// The flags that set the workload's size, for an error's name.
@@ -38,11 +39,12 @@ void require_bytes(double bytes, const StageShape& shape, std::int64_t workers) 
                                workers == 1 ? "" : "s", bytes / (1 << 30), kMaxRunBytes >> 30));
 }
 
-void require_flops(double flops, const std::string& flags, const std::string& what) {
-  if (flops <= kMaxRunFlops) return;
+void require_flops(double flops, double max_flops, const std::string& flags,
+                   const std::string& what) {
+  if (flops <= max_flops) return;
   throw InputError(flags, fmt::format("{} takes about {:.3g} floating-point operations; the limit "
                                       "is {:.3g}",
-                                      what, flops, kMaxRunFlops));
+                                      what, flops, max_flops));
 }
 
 }  // namespace
@@ -57,7 +59,7 @@ std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shap
 
 void require_shape(const StageShape& shape) {
   if (shape.block != Block::kTransformer) return;
-  if (shape.heads <= 0 || shape.width % shape.heads != 0) {
+  if (shape.heads <= 0 || (shape.head_dim == 0 && shape.width % shape.heads != 0)) {
     throw InputError("--heads",
                      fmt::format("{} heads do not divide --width {}", shape.heads, shape.width));
   }
@@ -70,7 +72,7 @@ void require_shape(const StageShape& shape) {
 }
 
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
-                      std::int32_t iterations) {
+                      std::int32_t iterations, double max_flops) {
   require_shape(shape);
   const auto workers = std::ssize(schedule.workers);
   if (workers > kMaxWorkers) {
@@ -84,15 +86,16 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
   require_bytes(static_cast<double>(run_bytes(schedule, shape)) + records, shape, workers);
   const planner::Layout& l = schedule.layout;
   require_flops(static_cast<double>(iterations) * l.dp * l.pp * l.microbatches * chunk_flops(shape),
-                "--iterations x " + shape_flags(shape),
+                max_flops, "--iterations x " + shape_flags(shape),
                 fmt::format("{} iterations of {} micro-batches on dp {} x pp {}", iterations,
                             l.microbatches, l.dp, l.pp));
 }
 
-void require_measurement_fits(const StageShape& shape, std::int32_t repetitions) {
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops) {
   require_shape(shape);
   require_bytes(worker_bytes(shape, 1), shape, 1);
-  require_flops((repetitions + 1.0) * chunk_flops(shape), "--repetitions x " + shape_flags(shape),
+  require_flops((repetitions + 1.0) * chunk_flops(shape), max_flops,
+                "--repetitions x " + shape_flags(shape),
                 fmt::format("timing F, I and W {} times", repetitions + 1));
 }
 

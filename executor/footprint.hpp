@@ -13,14 +13,16 @@ namespace recycle::executor {
 inline constexpr std::int64_t kMaxWorkers = 1'024;
 /// Most memory a run may need, in bytes: 16 GiB.
 inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
-/// Most arithmetic a run, or the timing of one stage, may do: 1e13 floating-point operations,
-/// a few minutes of the cores of a small machine.
-inline constexpr double kMaxRunFlops = 1e13;
+/// Most arithmetic a run, or the timing of one stage, may do, in floating-point operations: a few
+/// minutes of the cores of a small machine on the cpu backend (1e13), of one GPU in fp32 without
+/// tensor cores on the cuda backend (1e16: 150 s at 67 TFLOP/s, an H100's fp32 peak).
+inline constexpr double kMaxCpuFlops = 1e13;
+inline constexpr double kMaxGpuFlops = 1e16;
 
 /// An upper bound on the memory a run of `schedule` takes: on every live worker, its stage's
 /// parameters, gradients and snapshot (for a kill's restore), and the activations of as many
-/// micro-batches as the worker holds at once (each layer's input, output and dz) and their
-/// messages.
+/// micro-batches as the worker holds at once (what F keeps and I adds until W) and their
+/// messages, and the temporaries of one I (transient_floats).
 [[nodiscard]] std::int64_t run_bytes(const planner::Schedule& schedule, const StageShape& shape);
 
 /// Most rows of a micro-batch's activation (samples, or samples x sequence for transformer blocks).
@@ -33,12 +35,12 @@ void require_shape(const StageShape& shape);
 
 /// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp), of more than
 /// kMaxRunBytes (naming the workload's flags: run_bytes plus the per-iteration records) or of more
-/// than kMaxRunFlops (naming --iterations too), with the estimate and the limit. run_on_cpu calls
-/// it before anything runs.
+/// than `max_flops` (the backend's kMaxCpuFlops or kMaxGpuFlops; naming --iterations too), with
+/// the estimate and the limit. Each backend calls it before anything runs.
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
-                      std::int32_t iterations);
+                      std::int32_t iterations, double max_flops);
 /// The same for timing one stage's operations `repetitions` + 1 times (measure_stage).
-void require_measurement_fits(const StageShape& shape, std::int32_t repetitions);
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops);
 /// Refuses timing an all-reduce of one stage's gradients over `ranks` replicas (one vector each)
 /// past kMaxRunBytes (InputError naming --dp).
 void require_all_reduce_fits(const StageShape& shape, std::int32_t ranks);

@@ -16,7 +16,7 @@ namespace recycle::executor {
 
 MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
                             std::int32_t concurrent) {
-  require_measurement_fits(shape, std::max(1, repetitions));
+  require_measurement_fits(shape, std::max(1, repetitions), kMaxCpuFlops);
   openblas_set_num_threads(1);
   const std::vector<float> input = synthetic_input(shape, 1, 0, 0, 0);
   const std::vector<float> target = synthetic_target(shape, 1, 0, 0, 0);

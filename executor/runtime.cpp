@@ -184,7 +184,7 @@ RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config)
   CpuBackend backend(config.pin_cpus);
   openblas_set_num_threads(1);  // one BLAS thread per worker thread
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
-    require_run_fits(plan, config.shape, config.iterations);
+    require_run_fits(plan, config.shape, config.iterations, kMaxCpuFlops);
   });
 }
 

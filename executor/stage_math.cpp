@@ -19,10 +19,6 @@ std::uint64_t mix(std::uint64_t seed, std::uint64_t a, std::uint64_t b, std::uin
   return rng.next();
 }
 
-transformer::Dims dims(const StageShape& shape) noexcept {
-  return {shape.microbatch_size, shape.sequence, shape.width, shape.heads};
-}
-
 std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
   Rng rng(seed);
   std::vector<float> out(n);
@@ -32,32 +28,53 @@ std::vector<float> uniform(std::size_t n, std::uint64_t seed, double scale) {
 
 }  // namespace
 
+transformer::Dims transformer_dims(const StageShape& shape) noexcept {
+  const std::int32_t head_dim =
+      shape.head_dim > 0 ? shape.head_dim : shape.width / std::max(1, shape.heads);
+  const std::int32_t ffn = shape.ffn > 0 ? shape.ffn : 4 * shape.width;
+  return {shape.microbatch_size, shape.sequence, shape.width, shape.heads, head_dim, ffn};
+}
+
 std::size_t parameter_floats(const StageShape& shape) noexcept {
   const auto w = static_cast<std::size_t>(shape.width);
   const auto l = static_cast<std::size_t>(shape.layers);
-  return shape.block == Block::kTransformer ? l * transformer::layer_parameters(shape.width)
-                                            : l * (w * w + w);
+  return shape.block == Block::kTransformer
+             ? l * transformer::layer_parameters(transformer_dims(shape))
+             : l * (w * w + w);
 }
 
 std::size_t chunk_floats(const StageShape& shape) noexcept {
   const auto l = static_cast<std::size_t>(shape.layers);
-  if (shape.block == Block::kTransformer) return l * transformer::kept_floats(dims(shape));
+  if (shape.block == Block::kTransformer)
+    return l * transformer::kept_floats(transformer_dims(shape));
   // Per layer its input and output from F, its dz from I.
   return 3 * l * static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
 }
 
 double chunk_flops(const StageShape& shape) noexcept {
-  if (shape.block == Block::kTransformer) return shape.layers * transformer::flops(dims(shape));
+  if (shape.block == Block::kTransformer)
+    return shape.layers * transformer::flops(transformer_dims(shape));
   // F, I and W: one product of rows x width by width x width per layer each.
   return 3 * 2 * static_cast<double>(shape.rows()) * shape.width * shape.width * shape.layers;
+}
+
+std::size_t transient_floats(const StageShape& shape) noexcept {
+  if (shape.block == Block::kTransformer)
+    return transformer::transient_floats(transformer_dims(shape));
+  // The incoming and outgoing gradients of a layer.
+  return 2 * static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
 }
 
 std::string describe_layers(const StageShape& shape) {
   const std::string count = std::to_string(shape.layers);
   const std::string width = " of width " + std::to_string(shape.width);
   if (shape.block == Block::kTransformer) {
-    return count + " transformer block" + (shape.layers == 1 ? "" : "s") + width + ", " +
-           std::to_string(shape.heads) + " heads, sequences of " + std::to_string(shape.sequence);
+    const transformer::Dims d = transformer_dims(shape);
+    std::string out = count + " transformer block" + (shape.layers == 1 ? "" : "s") + width + ", " +
+                      std::to_string(shape.heads) + " heads";
+    if (d.attention() != d.width) out += " of " + std::to_string(d.head_dim) + " features";
+    if (d.ffn != 4 * d.width) out += ", an MLP of " + std::to_string(d.ffn);
+    return out + ", sequences of " + std::to_string(shape.sequence);
   }
   return count + " dense layer" + (shape.layers == 1 ? "" : "s") + width;
 }
@@ -68,7 +85,7 @@ StageParams::StageParams(const StageShape& shape, std::int32_t stage, std::uint6
     params_.resize(parameter_floats(shape));
     for (std::int32_t l = 0; l < shape.layers; ++l) {
       transformer::init_layer(
-          params_.data() + block_offset(l), shape.width,
+          params_.data() + block_offset(l), transformer_dims(shape),
           mix(seed, 1, static_cast<std::uint64_t>(stage), static_cast<std::uint64_t>(l)));
     }
     gradients_.assign(params_.size(), 0.0F);
@@ -84,7 +101,7 @@ StageParams::StageParams(const StageShape& shape, std::int32_t stage, std::uint6
 }
 
 std::size_t StageParams::block_offset(std::int32_t layer) const noexcept {
-  return static_cast<std::size_t>(layer) * transformer::layer_parameters(shape_.width);
+  return static_cast<std::size_t>(layer) * transformer::layer_parameters(transformer_dims(shape_));
 }
 
 std::vector<float> StageParams::forward(const std::vector<float>& input, Chunk& chunk) const {

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "executor/transformer_block.hpp"
+
 namespace recycle::executor {
 
 enum class Block : std::uint8_t { kDense, kTransformer };
@@ -34,6 +36,10 @@ struct StageShape {
   Block block = Block::kDense;
   std::int32_t sequence = 32;  ///< transformer: tokens per sample
   std::int32_t heads = 4;      ///< transformer: attention heads (they divide width)
+  /// Transformer: features per head; 0, a GPT layer's width / heads. Set with `ffn` for one
+  /// tensor-parallel rank's share of a layer (heads / tp heads of the model's head_dim).
+  std::int32_t head_dim = 0;
+  std::int32_t ffn = 0;  ///< transformer: the MLP's inner width; 0, a GPT layer's 4 x width
 
   /// Rows of a micro-batch's activation: samples, or tokens for transformer blocks.
   [[nodiscard]] std::int32_t rows() const noexcept {
@@ -41,6 +47,8 @@ struct StageShape {
   }
 };
 
+/// A transformer block's dimensions for `shape` (head_dim and ffn resolved).
+[[nodiscard]] transformer::Dims transformer_dims(const StageShape& shape) noexcept;
 /// Floats of one stage's parameters (and so of its gradients).
 [[nodiscard]] std::size_t parameter_floats(const StageShape& shape) noexcept;
 /// Floats one micro-batch keeps on a stage from its F until its W (what F saves and I adds),
@@ -48,7 +56,10 @@ struct StageShape {
 [[nodiscard]] std::size_t chunk_floats(const StageShape& shape) noexcept;
 /// Floating-point operations of one micro-batch's F, I and W on one stage.
 [[nodiscard]] double chunk_flops(const StageShape& shape) noexcept;
-/// "2 dense layers of width 256" or "2 transformer blocks of width 256, 4 heads".
+/// Floats one micro-batch's I holds on a stage besides what it keeps (its largest temporaries).
+[[nodiscard]] std::size_t transient_floats(const StageShape& shape) noexcept;
+/// "2 dense layers of width 256" or "2 transformer blocks of width 256, 4 heads, sequences of
+/// 32", with the head size and MLP width when they are not width / heads and 4 x width.
 [[nodiscard]] std::string describe_layers(const StageShape& shape);
 
 /// The activations and gradients one micro-batch keeps on a stage between its F, I and W.

@@ -2,9 +2,10 @@
 // what each pass keeps), F, I and W written once over a backend's arithmetic (`Ops`,
 // executor/layer_ops.hpp): the cpu backend runs them on OpenBLAS and loops, the cuda backend on
 // cuBLAS and kernels. Attention runs as batched products over the heads of one sequence at a
-// time (Q, K and V of head j are columns j d.. (j + 1) d of their thirds of the QKV rows).
+// time (Q, K and V of head j are columns j d.. (j + 1) d of their thirds of the QKV rows, each
+// third a = heads x d wide).
 //
-// Parameters: layer l's block at l x layer_parameters(width), laid out as transformer::Offsets.
+// Parameters: layer l's block at l x layer_parameters(dims), laid out as transformer::Offsets.
 // `saved` holds kSavedPerLayer buffers per layer and `grads` kGradsPerLayer, layer l's first at
 // l x that count.
 #pragma once
@@ -26,10 +27,7 @@ class TransformerLayers {
   using Buffer = typename Ops::Buffer;
 
   TransformerLayers(Ops& ops, const StageShape& shape)
-      : ops_(ops),
-        layers_(shape.layers),
-        d_{shape.microbatch_size, shape.sequence, shape.width, shape.heads},
-        o_(shape.width) {}
+      : ops_(ops), layers_(shape.layers), d_(transformer_dims(shape)), o_(d_) {}
 
   /// F: the stage output for `input`; appends each layer's kept buffers to `saved`.
   Buffer forward(const float* params, const Buffer& input, std::vector<Buffer>& saved) {
@@ -71,15 +69,13 @@ class TransformerLayers {
   using G = transformer::Grads;
 
   [[nodiscard]] std::size_t block(std::int32_t layer) const noexcept {
-    return static_cast<std::size_t>(layer) * transformer::layer_parameters(d_.width);
+    return static_cast<std::size_t>(layer) * o_.end;
   }
   /// A buffer of tokens x `columns` floats.
   Buffer make(std::int32_t columns) {
     return ops_.make(static_cast<std::size_t>(d_.tokens()) * static_cast<std::size_t>(columns));
   }
-  [[nodiscard]] float scale() const {
-    return 1.0F / std::sqrt(static_cast<float>(d_.width / d_.heads));
-  }
+  [[nodiscard]] float scale() const { return 1.0F / std::sqrt(static_cast<float>(d_.head_dim)); }
   /// Floats of one sample's attention probabilities over every head.
   [[nodiscard]] std::ptrdiff_t probs_per_sample() const noexcept {
     return std::ptrdiff_t{d_.heads} * d_.sequence * d_.sequence;
@@ -96,70 +92,71 @@ class TransformerLayers {
   }
 
   Buffer forward_layer(const float* p, const Buffer& x, std::vector<Buffer>& saved) {
-    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.width / d_.heads;
+    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.head_dim, a = d_.attention(),
+              f = d_.ffn;
     const std::size_t first = saved.size();
     for (std::size_t i = 0; i < transformer::kSavedPerLayer; ++i) saved.push_back(ops_.make(0));
     Buffer* k = saved.data() + first;
 
     keep_layer_norm(k, T::kXhat1, T::kRstd1, T::kLn1, x.data(), p + o_.g1, p + o_.b1n);
-    k[T::kQkv] = make(3 * h);
+    k[T::kQkv] = make(3 * a);
     float* qkv = k[T::kQkv].data();
-    ops_.fill_rows(qkv, p + o_.bqkv, t, 3 * h);
-    gemm_row_major(ops_, false, false, t, 3 * h, h, k[T::kLn1].data(), h, p + o_.wqkv, 3 * h, 1.0F,
-                   qkv, 3 * h);
+    ops_.fill_rows(qkv, p + o_.bqkv, t, 3 * a);
+    gemm_row_major(ops_, false, false, t, 3 * a, h, k[T::kLn1].data(), h, p + o_.wqkv, 3 * a, 1.0F,
+                   qkv, 3 * a);
 
     // Causal attention: scores Q K^T / sqrt(d) per head, the masked softmax, then P V.
     k[T::kProbs] = ops_.make(static_cast<std::size_t>(d_.samples * probs_per_sample()));
     float* probs = k[T::kProbs].data();
-    k[T::kHeads] = make(h);
+    k[T::kHeads] = make(a);
     for (int b = 0; b < d_.samples; ++b) {
-      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * h;
-      gemm_row_major_batched(ops_, false, true, s, s, dh, scale(), q, 3 * h, dh, q + h, 3 * h, dh,
+      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * a;
+      gemm_row_major_batched(ops_, false, true, s, s, dh, scale(), q, 3 * a, dh, q + a, 3 * a, dh,
                              0.0F, probs + b * probs_per_sample(), s, std::ptrdiff_t{s} * s,
                              d_.heads);
     }
     ops_.causal_softmax(probs, s, d_.samples * d_.heads);
     for (int b = 0; b < d_.samples; ++b) {
-      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * h;
+      const float* q = qkv + std::ptrdiff_t{b} * s * 3 * a;
       gemm_row_major_batched(ops_, false, false, s, dh, s, 1.0F, probs + b * probs_per_sample(), s,
-                             std::ptrdiff_t{s} * s, q + 2 * h, 3 * h, dh, 0.0F,
-                             k[T::kHeads].data() + std::ptrdiff_t{b} * s * h, h, dh, d_.heads);
+                             std::ptrdiff_t{s} * s, q + 2 * a, 3 * a, dh, 0.0F,
+                             k[T::kHeads].data() + std::ptrdiff_t{b} * s * a, a, dh, d_.heads);
     }
 
     // y1 = x + bo + heads Wo
     Buffer y1 = make(h);
     ops_.fill_rows(y1.data(), p + o_.bo, t, h);
     ops_.add(y1.data(), x.data(), y1.size());
-    gemm_row_major(ops_, false, false, t, h, h, k[T::kHeads].data(), h, p + o_.wo, h, 1.0F,
+    gemm_row_major(ops_, false, false, t, h, a, k[T::kHeads].data(), a, p + o_.wo, h, 1.0F,
                    y1.data(), h);
 
     // y = y1 + b2 + GELU(LN2(y1) W1 + b1) W2
     keep_layer_norm(k, T::kXhat2, T::kRstd2, T::kLn2, y1.data(), p + o_.g2, p + o_.b2n);
-    k[T::kU] = make(4 * h);
-    ops_.fill_rows(k[T::kU].data(), p + o_.b1, t, 4 * h);
-    gemm_row_major(ops_, false, false, t, 4 * h, h, k[T::kLn2].data(), h, p + o_.w1, 4 * h, 1.0F,
-                   k[T::kU].data(), 4 * h);
-    k[T::kGelu] = make(4 * h);
+    k[T::kU] = make(f);
+    ops_.fill_rows(k[T::kU].data(), p + o_.b1, t, f);
+    gemm_row_major(ops_, false, false, t, f, h, k[T::kLn2].data(), h, p + o_.w1, f, 1.0F,
+                   k[T::kU].data(), f);
+    k[T::kGelu] = make(f);
     ops_.gelu(k[T::kGelu].data(), k[T::kU].data(), k[T::kU].size());
     Buffer y = make(h);
     ops_.fill_rows(y.data(), p + o_.b2, t, h);
     ops_.add(y.data(), y1.data(), y.size());
-    gemm_row_major(ops_, false, false, t, h, 4 * h, k[T::kGelu].data(), 4 * h, p + o_.w2, h, 1.0F,
-                   y.data(), h);
+    gemm_row_major(ops_, false, false, t, h, f, k[T::kGelu].data(), f, p + o_.w2, h, 1.0F, y.data(),
+                   h);
     return y;
   }
 
   Buffer backward_input_layer(const float* p, const Buffer* k, Buffer dy, Buffer* gr) {
-    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.width / d_.heads;
+    const int t = d_.tokens(), h = d_.width, s = d_.sequence, dh = d_.head_dim, a = d_.attention(),
+              f = d_.ffn;
 
     // MLP: du = (dy W2^T) GELU'(u); dln2 = du W1^T; dy1 = dy + LN2's input gradient.
-    gr[G::kDu] = make(4 * h);
+    gr[G::kDu] = make(f);
     float* du = gr[G::kDu].data();
-    gemm_row_major(ops_, false, true, t, 4 * h, h, dy.data(), h, p + o_.w2, h, 0.0F, du, 4 * h);
+    gemm_row_major(ops_, false, true, t, f, h, dy.data(), h, p + o_.w2, h, 0.0F, du, f);
     ops_.gelu_backward(du, k[T::kU].data(), gr[G::kDu].size());
     gr[G::kDln2] = make(h);
-    gemm_row_major(ops_, false, true, t, h, 4 * h, du, 4 * h, p + o_.w1, 4 * h, 0.0F,
-                   gr[G::kDln2].data(), h);
+    gemm_row_major(ops_, false, true, t, h, f, du, f, p + o_.w1, f, 0.0F, gr[G::kDln2].data(), h);
     gr[G::kDy1] = make(h);
     float* dy1 = gr[G::kDy1].data();
     ops_.copy(dy1, dy.data(), dy.size());
@@ -168,9 +165,9 @@ class TransformerLayers {
     gr[G::kDy] = std::move(dy);
 
     // Attention: d(heads) = dy1 Wo^T, then back through P V, the softmax and Q K^T.
-    Buffer dheads = make(h);
-    gemm_row_major(ops_, false, true, t, h, h, dy1, h, p + o_.wo, h, 0.0F, dheads.data(), h);
-    gr[G::kDqkv] = make(3 * h);
+    Buffer dheads = make(a);
+    gemm_row_major(ops_, false, true, t, a, h, dy1, h, p + o_.wo, h, 0.0F, dheads.data(), a);
+    gr[G::kDqkv] = make(3 * a);
     float* dqkv = gr[G::kDqkv].data();
     const float* qkv = k[T::kQkv].data();
     const float* probs = k[T::kProbs].data();
@@ -178,29 +175,29 @@ class TransformerLayers {
     const std::ptrdiff_t ss = std::ptrdiff_t{s} * s;
     for (int b = 0; b < d_.samples; ++b) {
       const std::ptrdiff_t rows = std::ptrdiff_t{b} * s;
-      const float* v = qkv + rows * 3 * h + 2 * h;
-      const float* dout = dheads.data() + rows * h;
+      const float* v = qkv + rows * 3 * a + 2 * a;
+      const float* dout = dheads.data() + rows * a;
       const float* pr = probs + b * probs_per_sample();
       // dV = P^T dO
-      gemm_row_major_batched(ops_, true, false, s, dh, s, 1.0F, pr, s, ss, dout, h, dh, 0.0F,
-                             dqkv + rows * 3 * h + 2 * h, 3 * h, dh, d_.heads);
+      gemm_row_major_batched(ops_, true, false, s, dh, s, 1.0F, pr, s, ss, dout, a, dh, 0.0F,
+                             dqkv + rows * 3 * a + 2 * a, 3 * a, dh, d_.heads);
       // dP = dO V^T
-      gemm_row_major_batched(ops_, false, true, s, s, dh, 1.0F, dout, h, dh, v, 3 * h, dh, 0.0F,
+      gemm_row_major_batched(ops_, false, true, s, s, dh, 1.0F, dout, a, dh, v, 3 * a, dh, 0.0F,
                              dp.data() + b * probs_per_sample(), s, ss, d_.heads);
     }
     ops_.softmax_backward(dp.data(), probs, s, d_.samples * d_.heads);  // masked entries: P = 0
     for (int b = 0; b < d_.samples; ++b) {
       const std::ptrdiff_t rows = std::ptrdiff_t{b} * s;
-      const float* q = qkv + rows * 3 * h;
+      const float* q = qkv + rows * 3 * a;
       const float* ds = dp.data() + b * probs_per_sample();
       // dQ = dS K / sqrt(d), dK = dS^T Q / sqrt(d)
-      gemm_row_major_batched(ops_, false, false, s, dh, s, scale(), ds, s, ss, q + h, 3 * h, dh,
-                             0.0F, dqkv + rows * 3 * h, 3 * h, dh, d_.heads);
-      gemm_row_major_batched(ops_, true, false, s, dh, s, scale(), ds, s, ss, q, 3 * h, dh, 0.0F,
-                             dqkv + rows * 3 * h + h, 3 * h, dh, d_.heads);
+      gemm_row_major_batched(ops_, false, false, s, dh, s, scale(), ds, s, ss, q + a, 3 * a, dh,
+                             0.0F, dqkv + rows * 3 * a, 3 * a, dh, d_.heads);
+      gemm_row_major_batched(ops_, true, false, s, dh, s, scale(), ds, s, ss, q, 3 * a, dh, 0.0F,
+                             dqkv + rows * 3 * a + a, 3 * a, dh, d_.heads);
     }
     gr[G::kDln1] = make(h);
-    gemm_row_major(ops_, false, true, t, h, 3 * h, dqkv, 3 * h, p + o_.wqkv, 3 * h, 0.0F,
+    gemm_row_major(ops_, false, true, t, h, 3 * a, dqkv, 3 * a, p + o_.wqkv, 3 * a, 0.0F,
                    gr[G::kDln1].data(), h);
     Buffer dx = make(h);
     ops_.copy(dx.data(), dy1, dx.size());
@@ -210,20 +207,20 @@ class TransformerLayers {
   }
 
   void backward_weight_layer(const Buffer* k, const Buffer* gr, float* g) {
-    const int t = d_.tokens(), h = d_.width;
-    gemm_row_major(ops_, true, false, 4 * h, h, t, k[T::kGelu].data(), 4 * h, gr[G::kDy].data(), h,
-                   1.0F, g + o_.w2, h);
+    const int t = d_.tokens(), h = d_.width, a = d_.attention(), f = d_.ffn;
+    gemm_row_major(ops_, true, false, f, h, t, k[T::kGelu].data(), f, gr[G::kDy].data(), h, 1.0F,
+                   g + o_.w2, h);
     ops_.add_column_sums(g + o_.b2, gr[G::kDy].data(), t, h);
-    gemm_row_major(ops_, true, false, h, 4 * h, t, k[T::kLn2].data(), h, gr[G::kDu].data(), 4 * h,
-                   1.0F, g + o_.w1, 4 * h);
-    ops_.add_column_sums(g + o_.b1, gr[G::kDu].data(), t, 4 * h);
+    gemm_row_major(ops_, true, false, h, f, t, k[T::kLn2].data(), h, gr[G::kDu].data(), f, 1.0F,
+                   g + o_.w1, f);
+    ops_.add_column_sums(g + o_.b1, gr[G::kDu].data(), t, f);
     ops_.layer_norm_weight(g + o_.g2, g + o_.b2n, gr[G::kDln2].data(), k[T::kXhat2].data(), t, h);
-    gemm_row_major(ops_, true, false, h, h, t, k[T::kHeads].data(), h, gr[G::kDy1].data(), h, 1.0F,
+    gemm_row_major(ops_, true, false, a, h, t, k[T::kHeads].data(), a, gr[G::kDy1].data(), h, 1.0F,
                    g + o_.wo, h);
     ops_.add_column_sums(g + o_.bo, gr[G::kDy1].data(), t, h);
-    gemm_row_major(ops_, true, false, h, 3 * h, t, k[T::kLn1].data(), h, gr[G::kDqkv].data(), 3 * h,
-                   1.0F, g + o_.wqkv, 3 * h);
-    ops_.add_column_sums(g + o_.bqkv, gr[G::kDqkv].data(), t, 3 * h);
+    gemm_row_major(ops_, true, false, h, 3 * a, t, k[T::kLn1].data(), h, gr[G::kDqkv].data(), 3 * a,
+                   1.0F, g + o_.wqkv, 3 * a);
+    ops_.add_column_sums(g + o_.bqkv, gr[G::kDqkv].data(), t, 3 * a);
     ops_.layer_norm_weight(g + o_.g1, g + o_.b1n, gr[G::kDln1].data(), k[T::kXhat1].data(), t, h);
   }
 

@@ -71,16 +71,18 @@ class CostOf {
     if (!m_.learned_positions) bytes += 2 * e_ * T * (q + kv);  // rotary on queries and keys
     c.f += g_.memory_time(bytes);
     c.i += 2 * g_.memory_time(bytes);
-    // Tensor-parallel collectives: two per pass (all-reduces, or reduce-scatter + all-gather
-    // pairs under sequence parallelism: the same bytes), none for the weight gradient.
-    const double collective = tp_all_reduce(static_cast<double>(T) * h * e_);
-    c.f += 2 * collective;
-    c.i += 2 * collective;
+    c.f += layer_collectives();
+    c.i += layer_collectives();
     // Recomputation runs before the input gradient.
     if (p_.recompute == Recompute::kFull) c.i += c.f;
     if (p_.recompute == Recompute::kSelective && !p_.flash_attention) c.i += core.f;
     return c;
   }
+
+  /// A layer's tensor-parallel collectives in its F, and again in its I: two per pass
+  /// (all-reduces, or reduce-scatter + all-gather pairs under sequence parallelism: the same
+  /// bytes), none for the weight gradient.
+  [[nodiscard]] double layer_collectives() const { return 2 * hidden_all_reduce(); }
 
   /// The token (and position) embedding, on the first virtual stage.
   [[nodiscard]] Phases embedding() const {
@@ -92,7 +94,7 @@ class CostOf {
     c.f = g_.memory_time(bytes);
     // Vocabulary-parallel embedding: partial rows summed over the group (reduce-scatter alone
     // under sequence parallelism: half an all-reduce).
-    c.f += (p_.sequence_parallel ? 0.5 : 1.0) * tp_all_reduce(T * h * e_);
+    c.f += (p_.sequence_parallel ? 0.5 : 1.0) * hidden_all_reduce();
     c.w = g_.memory_time(2 * e_ * T * h);  // gradient rows added into the table
     return c;
   }
@@ -112,7 +114,7 @@ class CostOf {
     c.i += g_.memory_time((4 + e_) * logits);
     // The output layer's input is whole on every GPU: gathered first under sequence parallelism,
     // its gradient all-reduced (or reduce-scattered) after.
-    const double collective = tp_all_reduce(static_cast<double>(T) * h * e_);
+    const double collective = hidden_all_reduce();
     if (p_.sequence_parallel) c.f += 0.5 * collective;
     c.i += p_.sequence_parallel ? 0.5 * collective : collective;
     return c;
@@ -152,7 +154,9 @@ class CostOf {
     return c;
   }
 
-  [[nodiscard]] double tp_all_reduce(double bytes) const {
+  /// A ring all-reduce of one micro-batch's hidden states (tokens x hidden) over the tp GPUs.
+  [[nodiscard]] double hidden_all_reduce() const {
+    const double bytes = static_cast<double>(tokens_) * static_cast<double>(m_.hidden) * e_;
     return to_seconds(ring_all_reduce_time(p_.tp, static_cast<Bytes>(bytes), nvlink_));
   }
 
@@ -263,6 +267,7 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
   out.layer_forward = to_nanos(layer.f);
   out.layer_backward_input = to_nanos(layer.i);
   out.layer_backward_weight = to_nanos(layer.w);
+  out.layer_tp_collectives = to_nanos(cost.layer_collectives());
   const std::int32_t virtual_stages = p.pp * p.interleave;
   out.layers = split_layers(m.layers, virtual_stages);
   Profile& profile = out.profile;

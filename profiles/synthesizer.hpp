@@ -60,6 +60,9 @@ struct Synthesis {
   Nanos layer_forward = 0;
   Nanos layer_backward_input = 0;
   Nanos layer_backward_weight = 0;
+  /// Of layer_forward, and again of layer_backward_input: the layer's tensor-parallel
+  /// collectives (two ring all-reduces of its output over the tp GPUs; 0 with tp 1).
+  Nanos layer_tp_collectives = 0;
 
   /// Model FLOPs utilization (Chowdhery et al., PaLM): model FLOPs per second over the peak of
   /// every GPU, for an iteration of `iteration` seconds.

@@ -13,11 +13,13 @@
 
 namespace recycle::tools {
 
-/// The executor's workload for one layer of the job's model: a transformer block of the model's
-/// width and heads on micro-batches of `parallel.microbatch_size` sequences of its sequence
-/// length. InputError naming --job and the field when the executor's block is not the model's
-/// layer (it is a GPT block: layer norm, biases, multi-head attention, a 4 x hidden GELU MLP) or
-/// when the job splits a layer over GPUs (parallel.tp above 1).
+/// The executor's workload for one layer of the job's model on one GPU: a transformer block of
+/// the model's width, with heads / tp of its heads (of its head_dim) and an MLP of ffn_hidden /
+/// tp (one tensor-parallel rank's share; the whole layer with tp 1), on micro-batches of
+/// `parallel.microbatch_size` sequences of its sequence length. InputError naming --job and the
+/// field when the executor's block is not the model's layer (it is a GPT block: layer norm,
+/// biases, multi-head attention, a GELU MLP). For a job that synthesizes (job.synthesize() has
+/// checked that tp divides the heads and the MLP).
 [[nodiscard]] executor::StageShape job_layer_shape(const profiles::Job& job);
 
 struct JobMeasurement {
@@ -25,11 +27,12 @@ struct JobMeasurement {
   std::string table;          ///< the comparison, as `profile measure --job` prints it
 };
 
-/// Times one layer of the job's model on `backend` (`repetitions` runs, the median) and builds
-/// the job's profile from it: worker stage s costs its layers (the synthesizer's split) times the
-/// layer's F, I, W and step, holds as many layers' activations and weights, and sends one layer's
-/// output. The embedding and the output layer are not timed (they are not the executor's
-/// workload): the table says so beside the synthesized stages that include them.
+/// Times one layer of the job's model (job_layer_shape) on `backend` (`repetitions` runs, the
+/// median) and builds the job's profile from it: worker stage s costs its layers (the
+/// synthesizer's split) times the layer's F, I, W and step, with tp above 1 the synthesizer's
+/// tensor-parallel all-reduces added to F and I (one device cannot run them), holds as many
+/// layers' activations and weights, and sends one layer's output. The embedding and the output
+/// layer are not timed (they are not the executor's workload): the table says so.
 [[nodiscard]] JobMeasurement measure_job(const profiles::Job& job, Backend backend,
                                          std::int32_t repetitions);
 

@@ -107,8 +107,9 @@ Command add_profile_command(CLI::App& app) {
   CLI::Option* measure_job_option = measure->add_option(
       "--job", o->job,
       "Time one layer of the job's model (a GPT block at the job's width, heads, sequence and "
-      "micro-batch size), write the job's pipeline profile to -o FILE and print the layer's F, I "
-      "and W against the synthesizer's prediction for it");
+      "micro-batch size; with tp above 1 one tensor-parallel rank's share of it), write the "
+      "job's pipeline profile to -o FILE and print the layer's F, I and W against the "
+      "synthesizer's prediction for it");
   for (const char* shaped : {"--pp", "--dp", "--width", "--layers-per-stage", "--microbatch-size",
                              "--block", "--sequence", "--heads"})
     measure_job_option->excludes(measure->get_option(shaped));

@@ -8,9 +8,10 @@
 # Environment: RECYCLE (the binary, default build/tools/recycle), RUNS (default 3), SIZE (the
 # dense workload's flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512),
 # TSIZE (the transformer workload's, default 2 blocks of width 1024, 16 heads, 4 sequences of
-# 1024 tokens a micro-batch), both run on the same schedules, and JOB (a job file whose layer
-# `profile measure --job` times against the synthesizer; default GPT-3 1.3B on h100-80g with
-# tp 1, one sequence a micro-batch). On a one-GPU
+# 1024 tokens a micro-batch), both run on the same schedules, and JOBS (job files, separated by
+# spaces, whose layer `profile measure --job` times against the synthesizer; default GPT-3 1.3B
+# with tp 1 and GPT-3 175B with tp 8, one rank's share of its layer, on h100-80g, one sequence a
+# micro-batch). On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
 set -euo pipefail
@@ -90,20 +91,27 @@ done
   done
   echo '```'
 } >> "$tmp/report.md"
-job=${JOB:-$tmp/job.json}
-if [[ -z ${JOB:-} ]]; then
-  cat > "$job" <<'JSON'
+if [[ -z ${JOBS:-} ]]; then
+  cat > "$tmp/gpt3-1.3b.json" <<'JSON'
 {"model": "gpt3-1.3b", "hardware": "h100-80g",
  "parallel": {"tp": 1, "pp": 1, "dp": 1, "microbatch_size": 1, "global_batch": 8}}
 JSON
+  cat > "$tmp/gpt3-175b-tp8.json" <<'JSON'
+{"model": "gpt3-175b", "hardware": "h100-80g",
+ "parallel": {"tp": 8, "pp": 8, "dp": 1, "microbatch_size": 1, "global_batch": 8}}
+JSON
+  JOBS="$tmp/gpt3-1.3b.json $tmp/gpt3-175b-tp8.json"
 fi
 {
   echo
-  echo "## One layer of the job's model against the synthesizer"
-  echo
-  echo '```'
-  "$recycle" profile measure --backend cuda --job "$job" --repetitions 10 -o "$tmp/job-profile.json"
-  echo '```'
+  echo "## One layer of each job's model against the synthesizer"
+  for job in $JOBS; do
+    echo
+    echo '```'
+    "$recycle" profile measure --backend cuda --job "$job" --repetitions 10 \
+      -o "$tmp/job-profile.json"
+    echo '```'
+  done
 } >> "$tmp/report.md"
 mv "$tmp/report.md" "$report"
 echo "wrote $report"

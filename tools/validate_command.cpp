@@ -347,7 +347,9 @@ int run_validate(ValidateOptions o) {
         planner::Costs::uniform(layout.virtual_stages(), {1, 1, 1}));
     std::string ignored;
     if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
-      executor::require_run_fits(*sketch, o.run.shape, o.run.iterations);
+      executor::require_run_fits(
+          *sketch, o.run.shape, o.run.iterations,
+          backend == Backend::kCuda ? executor::kMaxGpuFlops : executor::kMaxCpuFlops);
       static_cast<void>(sharing_for(backend, *sketch));  // placed before anything is timed
     }
   }

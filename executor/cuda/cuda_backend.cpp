@@ -264,7 +264,7 @@ RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config
   const GpuPlacement placement = place(schedule);
   CudaBackend backend(placement);
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
-    require_run_fits(plan, config.shape, config.iterations);
+    require_run_fits(plan, config.shape, config.iterations, kMaxGpuFlops);
     require_gpu_memory(plan, config.shape, placement);
   });
 }
@@ -324,7 +324,7 @@ Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t replicas,
                                    std::int32_t repetitions) {
-  require_measurement_fits(shape, std::max(1, repetitions));
+  require_measurement_fits(shape, std::max(1, repetitions), kMaxGpuFlops);
   const std::int32_t ranks = std::max(2, replicas);
   require_all_reduce_fits(shape, ranks);
   const auto workers = static_cast<std::size_t>(std::max(pp * std::max(1, replicas), ranks));

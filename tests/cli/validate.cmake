@@ -96,8 +96,16 @@ cli_shell_test("profile measure --job: the job's layer against the synthesizer, 
 cli_test("profile measure --job: a model whose layer is not the executor's block" 2
   "error: --job: .*job_llama3_8b.json: model.norm: rmsnorm: the executor's layer is a GPT block"
   profile measure --job ${DATA}/job_llama3_8b.json -o ${OUT}/never.json)
-cli_test("profile measure --job: a layer split over GPUs" 2
-  "error: --job: .*job_gpt3_175b.json: parallel.tp: 8: the executor runs a whole layer on one device"
+# With tp 2 the layer timed is one rank's share: h = 64, 2 heads of 16 (a = 32), an MLP of 128.
+# Per layer 4 a h + 2 f h + 3 a + f + 6 h = 25,184 parameters and T (8 h + 7 a + 3 f + 2) +
+# B heads s^2 = 75,904 kept floats: 3 x 4 bytes x those. Each stage's F is its 3 layers times
+# the measured F plus the synthesized all-reduces (the awk line checks it from the table's
+# figures, to their 4 digits).
+cli_shell_test("profile measure --job: one tensor-parallel rank's share of the layer" 0
+  "one tensor-parallel rank's share of a layer \\(tp 2\\).*2 heads of 16, an MLP of 128.* ## tp all-reduces, in F and in I .*not run.*\"activation_bytes\": 910848,.*\"output_bytes\": 16384,.*\"param_bytes\": 302208.* ## stage F = 3 x \\(F \\+ all-reduces\\): yes"
+  "${P} profile measure --job ${DATA}/job_tiny_gpt_tp2.json --repetitions 3 -o ${OUT}/job_tp2.json > ${OUT}/job_tp2.txt && cat ${OUT}/job_tp2.txt ${OUT}/job_tp2.json && awk '/^F /{f=$3} /^tp all-reduces/{c=$8} /forward_s/{gsub(/[,]/,\"\",$2); s=$2} END{d=s*1e3-3*(f+c); if(d<0)d=-d; print \"stage F = 3 x (F + all-reduces): \" (d<=3*(f+c)*1e-3 ? \"yes\" : \"no\")}' ${OUT}/job_tp2.txt ${OUT}/job_tp2.json")
+cli_test("profile measure --job: GPT-3 175B's rank share is past the arithmetic limit at 20 repetitions" 2
+  "error: --job: .*job_gpt3_175b.json: its layer \\(1 transformer block of width 12288, 12 heads of 128 features, an MLP of 6144, sequences of 2048\\): timing F, I and W 21 times"
   profile measure --job ${DATA}/job_gpt3_175b.json -o ${OUT}/never.json)
 cli_test("profile measure --job: a layer too large to time names the job" 2
   "error: --job: .*job_huge_layer.json: its layer \\(1 transformer block of width 65536.*GiB"

@@ -109,6 +109,28 @@ TEST_CASE("tensor parallelism over free links divides every stage's time by tp")
   CHECK(std::llabs(4 * four.backward_weight - one.backward_weight) <= 8);
 }
 
+TEST_CASE("a layer's tensor-parallel collectives: two ring all-reduces of its output per pass") {
+  const auto gpt = shipped("gpt3-1.3b");  // hidden 2048, sequences of 2048 tokens
+  GpuSpec nvlink = ideal_gpu();
+  nvlink.intra_node_bandwidth = 1e11;
+  ParallelConfig p = three_stages();
+  const auto free_links = synthesize(gpt, ideal_gpu(), p, "job.json");
+  CHECK(free_links.layer_tp_collectives == 0);
+  p.tp = 4;
+  const auto four = synthesize(gpt, nvlink, p, "job.json");
+  // One all-reduce: 2048 tokens x 2048 x 2 bytes (bf16) = 8,388,608 bytes; a ring over 4 GPUs
+  // moves 2 x 3/4 of them through each GPU's link: 125,829 ns at 1e11 B/s. Two per pass.
+  CHECK(std::llabs(four.layer_tp_collectives - 2 * 125'829) <= 2);
+  // F and I are the rank's arithmetic (a quarter of the whole layer's, on this GPU) plus them.
+  const auto compute = synthesize(gpt, ideal_gpu(), p, "job.json");
+  // (Each figure rounded to a nanosecond on its own.)
+  CHECK(std::llabs(four.layer_forward - compute.layer_forward - four.layer_tp_collectives) <= 2);
+  CHECK(std::llabs(four.layer_backward_input - compute.layer_backward_input -
+                   four.layer_tp_collectives) <= 2);
+  CHECK(four.layer_backward_weight == compute.layer_backward_weight);
+  CHECK(std::llabs(4 * compute.layer_forward - free_links.layer_forward) <= 4);
+}
+
 TEST_CASE("the first stage embeds, the last computes the logits") {
   const auto gpt = shipped("gpt3-1.3b");
   const auto s = synthesize(gpt, ideal_gpu(), three_stages(), "job.json");

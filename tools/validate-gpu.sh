@@ -11,7 +11,8 @@
 # 1024 tokens a micro-batch), both run on the same schedules, and JOBS (job files, separated by
 # spaces, whose layer `profile measure --job` times against the synthesizer; default GPT-3 1.3B
 # with tp 1 and GPT-3 175B with tp 8, one rank's share of its layer, on h100-80g, one sequence a
-# micro-batch). On a one-GPU
+# micro-batch), and BACKEND (default cuda; cpu runs the same script on the cpu backend, a dry
+# run of the script itself, which the tests do at small sizes). On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
 set -euo pipefail
@@ -21,7 +22,8 @@ recycle=${RECYCLE:-build/tools/recycle}
 runs=${RUNS:-3}
 size=${SIZE:---width 4096 --layers-per-stage 4 --microbatch-size 512}
 tsize=${TSIZE:---block transformer --width 1024 --heads 16 --sequence 1024 --microbatch-size 4 --layers-per-stage 2}
-common="--backend cuda --microbatches 8 --iterations 10 --repetitions 20 --json"
+backend=${BACKEND:-cuda}
+common="--backend $backend --microbatches 8 --iterations 10 --repetitions 20 --json"
 
 if [[ ! -x $recycle ]]; then
   echo "error: $recycle: not built (make, with nvcc, cuBLAS and NCCL found)" >&2
@@ -29,7 +31,7 @@ if [[ ! -x $recycle ]]; then
 fi
 # Fails here, with the backend's one error line, when there is no GPU.
 # shellcheck disable=SC2086
-"$recycle" profile measure --backend cuda --pp 2 --repetitions 3 $size > /dev/null
+"$recycle" profile measure --backend "$backend" --pp 2 --repetitions 3 $size > /dev/null
 
 cases=(
   "1F1B PP2|--schedule 1f1b --pp 2"
@@ -45,10 +47,14 @@ cases=(
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 {
-  echo "# recycle validate --backend cuda"
+  echo "# recycle validate --backend $backend"
   echo
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 ||
-    echo 'GPU: unknown'
+  if [[ $backend == cuda ]]; then
+    nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1 ||
+      echo 'GPU: unknown'
+  else
+    echo "$(nproc) cores"
+  fi
   echo
   echo "8 micro-batches, 10 iterations (the first is warm-up), $runs runs each."
 } > "$tmp/report.md"
@@ -86,7 +92,7 @@ done
   echo '```'
   for workload in "$size" "$tsize"; do
     # shellcheck disable=SC2086
-    "$recycle" validate --backend cuda --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
+    "$recycle" validate --backend "$backend" --schedule 1f1b --pp 2 --dp 2 --microbatches 8 \
       --iterations 6 --repetitions 10 $workload --kill 1:1@2.5 --check-equivalence
   done
   echo '```'
@@ -108,7 +114,7 @@ fi
   for job in $JOBS; do
     echo
     echo '```'
-    "$recycle" profile measure --backend cuda --job "$job" --repetitions 10 \
+    "$recycle" profile measure --backend "$backend" --job "$job" --repetitions 10 \
       -o "$tmp/job-profile.json"
     echo '```'
   done

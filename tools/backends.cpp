@@ -2,6 +2,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "executor/footprint.hpp"
 #include "executor/measure.hpp"
 #if RECYCLE_HAVE_CUDA
 #include "executor/cuda/cuda_backend.hpp"
@@ -21,6 +22,13 @@ Backend parse_backend(const std::string& text) {
 #endif
   }
   throw InputError("--backend", "'" + text + "': expected cpu or cuda");
+}
+
+void require_run_fits(Backend backend, const planner::Schedule& schedule,
+                      const executor::StageShape& shape, std::int32_t iterations) {
+  executor::require_run_fits(
+      schedule, shape, iterations,
+      backend == Backend::kCuda ? executor::kMaxGpuFlops : executor::kMaxCpuFlops);
 }
 
 Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {

@@ -28,6 +28,11 @@ struct Sharing {
   std::vector<int> pin_cpus;  ///< the cpu backend's RunConfig::pin_cpus when shared
 };
 
+/// Refuses a run of `schedule` the backend would refuse (executor::require_run_fits with the
+/// backend's arithmetic limit), before anything is timed.
+void require_run_fits(Backend backend, const planner::Schedule& schedule,
+                      const executor::StageShape& shape, std::int32_t iterations);
+
 /// Where `schedule`'s live workers go (refused, InputError, when the backend cannot place them).
 [[nodiscard]] Sharing sharing_for(Backend backend, const planner::Schedule& schedule);
 

@@ -11,7 +11,6 @@
 #include "core/file_io.hpp"
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
-#include "executor/footprint.hpp"
 #include "executor/measure.hpp"
 #include "executor/runtime.hpp"
 #include "planner/failures.hpp"
@@ -347,9 +346,7 @@ int run_validate(ValidateOptions o) {
         planner::Costs::uniform(layout.virtual_stages(), {1, 1, 1}));
     std::string ignored;
     if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
-      executor::require_run_fits(
-          *sketch, o.run.shape, o.run.iterations,
-          backend == Backend::kCuda ? executor::kMaxGpuFlops : executor::kMaxCpuFlops);
+      require_run_fits(backend, *sketch, o.run.shape, o.run.iterations);
       static_cast<void>(sharing_for(backend, *sketch));  // placed before anything is timed
     }
   }

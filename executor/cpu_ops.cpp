@@ -15,15 +15,6 @@ CBLAS_TRANSPOSE op(bool trans) {
   return trans ? CblasTrans : CblasNoTrans;
 }
 
-float gelu_of(float u) {
-  return 0.5F * u * (1.0F + std::tanh(kGeluC * (u + kGeluCubic * u * u * u)));
-}
-
-float gelu_derivative(float u) {
-  const float t = std::tanh(kGeluC * (u + kGeluCubic * u * u * u));
-  return 0.5F * (1.0F + t) + 0.5F * u * (1.0F - t * t) * kGeluC * (1.0F + 3 * kGeluCubic * u * u);
-}
-
 }  // namespace
 
 void CpuOps::copy(float* to, const float* from, std::size_t n) {
@@ -73,21 +64,23 @@ void CpuOps::layer_norm(float* out, float* xhat, float* rstd, const float* x, co
     const std::ptrdiff_t at = std::ptrdiff_t{r} * width;
     const float* row = x + at;
     double mean = 0, var = 0;
-    for (int c = 0; c < width; ++c) mean += row[c];
-    mean /= width;
+    if (bias != nullptr) {
+      for (int c = 0; c < width; ++c) mean += row[c];
+      mean /= width;
+    }
     for (int c = 0; c < width; ++c) var += (row[c] - mean) * (row[c] - mean);
     var /= width;
     const auto s = static_cast<float>(1.0 / std::sqrt(var + kLayerNormEpsilon));
     rstd[r] = s;
     for (int c = 0; c < width; ++c) {
       xhat[at + c] = static_cast<float>(row[c] - mean) * s;
-      out[at + c] = xhat[at + c] * gain[c] + bias[c];
+      out[at + c] = xhat[at + c] * gain[c] + (bias != nullptr ? bias[c] : 0.0F);
     }
   }
 }
 
 void CpuOps::layer_norm_backward(float* dx, const float* dout, const float* xhat, const float* rstd,
-                                 const float* gain, int rows, int width) {
+                                 const float* gain, bool centered, int rows, int width) {
   std::vector<float> g(static_cast<std::size_t>(width));
   for (int r = 0; r < rows; ++r) {
     const std::ptrdiff_t at = std::ptrdiff_t{r} * width;
@@ -97,6 +90,7 @@ void CpuOps::layer_norm_backward(float* dx, const float* dout, const float* xhat
       sum += g[static_cast<std::size_t>(c)];
       dot += static_cast<double>(g[static_cast<std::size_t>(c)]) * xhat[at + c];
     }
+    if (!centered) sum = 0;
     const float s = rstd[r] / static_cast<float>(width);
     for (int c = 0; c < width; ++c) {
       dx[at + c] +=
@@ -111,7 +105,7 @@ void CpuOps::layer_norm_weight(float* dgain, float* dbias, const float* dout, co
     const std::ptrdiff_t at = std::ptrdiff_t{r} * width;
     for (int c = 0; c < width; ++c) {
       dgain[c] += dout[at + c] * xhat[at + c];
-      dbias[c] += dout[at + c];
+      if (dbias != nullptr) dbias[c] += dout[at + c];
     }
   }
 }
@@ -122,6 +116,47 @@ void CpuOps::gelu(float* out, const float* u, std::size_t n) {
 
 void CpuOps::gelu_backward(float* du, const float* u, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) du[i] *= gelu_derivative(u[i]);
+}
+
+void CpuOps::swiglu(float* out, const float* u, int rows, int f) {
+  for (int r = 0; r < rows; ++r) {
+    const float* gate = u + std::ptrdiff_t{r} * 2 * f;
+    const float* up = gate + f;
+    float* o = out + std::ptrdiff_t{r} * f;
+    for (int c = 0; c < f; ++c) o[c] = silu_of(gate[c]) * up[c];
+  }
+}
+
+void CpuOps::swiglu_backward(float* du, const float* dout, const float* u, int rows, int f) {
+  for (int r = 0; r < rows; ++r) {
+    const std::ptrdiff_t at = std::ptrdiff_t{r} * 2 * f;
+    const float* d = dout + std::ptrdiff_t{r} * f;
+    for (int c = 0; c < f; ++c) {
+      const float g = u[at + c], v = u[at + f + c];
+      du[at + c] = d[c] * v * silu_derivative(g);
+      du[at + f + c] = d[c] * silu_of(g);
+    }
+  }
+}
+
+void CpuOps::rotary(float* x, int rows, int ld, int heads, int head_dim, int sequence,
+                    bool inverse) {
+  const int half = head_dim / 2;
+  for (int r = 0; r < rows; ++r) {
+    const double position = r % sequence;
+    float* row = x + std::ptrdiff_t{r} * ld;
+    for (int i = 0; i < half; ++i) {
+      const double angle = position * rotary_frequency(i, head_dim);
+      const auto c = static_cast<float>(std::cos(angle));
+      const auto s = static_cast<float>(inverse ? -std::sin(angle) : std::sin(angle));
+      for (int j = 0; j < heads; ++j) {
+        float* pair = row + std::ptrdiff_t{j} * head_dim + i;
+        const float first = pair[0], second = pair[half];
+        pair[0] = first * c - second * s;
+        pair[half] = second * c + first * s;
+      }
+    }
+  }
 }
 
 void CpuOps::causal_softmax(float* p, int sequence, int count) {

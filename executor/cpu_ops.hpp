@@ -26,11 +26,16 @@ struct CpuOps {
   static void layer_norm(float* out, float* xhat, float* rstd, const float* x, const float* gain,
                          const float* bias, int rows, int width);
   static void layer_norm_backward(float* dx, const float* dout, const float* xhat,
-                                  const float* rstd, const float* gain, int rows, int width);
+                                  const float* rstd, const float* gain, bool centered, int rows,
+                                  int width);
   static void layer_norm_weight(float* dgain, float* dbias, const float* dout, const float* xhat,
                                 int rows, int width);
   static void gelu(float* out, const float* u, std::size_t n);
   static void gelu_backward(float* du, const float* u, std::size_t n);
+  static void swiglu(float* out, const float* u, int rows, int f);
+  static void swiglu_backward(float* du, const float* dout, const float* u, int rows, int f);
+  static void rotary(float* x, int rows, int ld, int heads, int head_dim, int sequence,
+                     bool inverse);
   static void causal_softmax(float* p, int sequence, int count);
   static void softmax_backward(float* dp, const float* p, int sequence, int count);
 };

@@ -63,6 +63,16 @@ void require_shape(const StageShape& shape) {
     throw InputError("--heads",
                      fmt::format("{} heads do not divide --width {}", shape.heads, shape.width));
   }
+  const transformer::Dims d = transformer_dims(shape);
+  if (d.kv_heads <= 0 || d.heads % d.kv_heads != 0) {
+    throw InputError("--kv-heads", fmt::format("{} key/value heads do not divide the {} heads",
+                                               d.kv_heads, d.heads));
+  }
+  if (d.style.rotary && d.head_dim % 2 != 0) {
+    throw InputError("--heads", fmt::format("the rotary embedding pairs a head's features; heads "
+                                            "of {} features are odd",
+                                            d.head_dim));
+  }
   const std::int64_t rows = std::int64_t{shape.microbatch_size} * shape.sequence;
   if (rows > kMaxRows) {
     throw InputError(

@@ -32,7 +32,15 @@ transformer::Dims transformer_dims(const StageShape& shape) noexcept {
   const std::int32_t head_dim =
       shape.head_dim > 0 ? shape.head_dim : shape.width / std::max(1, shape.heads);
   const std::int32_t ffn = shape.ffn > 0 ? shape.ffn : 4 * shape.width;
-  return {shape.microbatch_size, shape.sequence, shape.width, shape.heads, head_dim, ffn};
+  const std::int32_t kv_heads = shape.kv_heads > 0 ? shape.kv_heads : shape.heads;
+  return {shape.microbatch_size,
+          shape.sequence,
+          shape.width,
+          shape.heads,
+          head_dim,
+          ffn,
+          kv_heads,
+          shape.style};
 }
 
 std::size_t parameter_floats(const StageShape& shape) noexcept {
@@ -73,8 +81,23 @@ std::string describe_layers(const StageShape& shape) {
     std::string out = count + " transformer block" + (shape.layers == 1 ? "" : "s") + width + ", " +
                       std::to_string(shape.heads) + " heads";
     if (d.attention() != d.width) out += " of " + std::to_string(d.head_dim) + " features";
+    if (d.kv_heads != d.heads) {
+      out += " (" + std::to_string(d.kv_heads) + " key/value head" + (d.kv_heads == 1 ? ")" : "s)");
+    }
     if (d.ffn != 4 * d.width) out += ", an MLP of " + std::to_string(d.ffn);
-    return out + ", sequences of " + std::to_string(shape.sequence);
+    out += ", sequences of " + std::to_string(shape.sequence);
+    const transformer::Style& st = d.style;
+    if (st == transformer::kLlama)
+      return out + ", Llama-style (RMSNorm, SwiGLU, rotary, no biases)";
+    if (st == transformer::Style{}) return out;
+    std::vector<std::string> has;
+    if (st.rms_norm) has.emplace_back("RMSNorm");
+    if (st.gated_mlp) has.emplace_back("SwiGLU");
+    if (st.rotary) has.emplace_back("rotary");
+    if (!st.bias) has.emplace_back("no biases");
+    std::string list;
+    for (const std::string& x : has) list += (list.empty() ? "" : ", ") + x;
+    return out + " (" + list + ")";
   }
   return count + " dense layer" + (shape.layers == 1 ? "" : "s") + width;
 }

@@ -39,7 +39,9 @@ struct StageShape {
   /// Transformer: features per head; 0, a GPT layer's width / heads. Set with `ffn` for one
   /// tensor-parallel rank's share of a layer (heads / tp heads of the model's head_dim).
   std::int32_t head_dim = 0;
-  std::int32_t ffn = 0;  ///< transformer: the MLP's inner width; 0, a GPT layer's 4 x width
+  std::int32_t ffn = 0;        ///< transformer: the MLP's inner width; 0, a GPT layer's 4 x width
+  std::int32_t kv_heads = 0;   ///< transformer: key/value heads, dividing heads; 0, = heads
+  transformer::Style style{};  ///< transformer: GPT's block (the default) or Llama's
 
   /// Rows of a micro-batch's activation: samples, or tokens for transformer blocks.
   [[nodiscard]] std::int32_t rows() const noexcept {
@@ -59,7 +61,9 @@ struct StageShape {
 /// Floats one micro-batch's I holds on a stage besides what it keeps (its largest temporaries).
 [[nodiscard]] std::size_t transient_floats(const StageShape& shape) noexcept;
 /// "2 dense layers of width 256" or "2 transformer blocks of width 256, 4 heads, sequences of
-/// 32", with the head size and MLP width when they are not width / heads and 4 x width.
+/// 32", with the head size and MLP width when they are not width / heads and 4 x width, the
+/// key/value heads when fewer than the heads, and the style when not GPT's ("Llama-style" for
+/// kLlama, else the features it has).
 [[nodiscard]] std::string describe_layers(const StageShape& shape);
 
 /// The activations and gradients one micro-batch keeps on a stage between its F, I and W.

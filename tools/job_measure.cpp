@@ -51,21 +51,23 @@ std::string ratio(Nanos measured, Nanos synthesized) {
 
 executor::StageShape job_layer_shape(const profiles::Job& job) {
   const profiles::ModelSpec& m = job.model;
-  const std::string gpt =
-      "the executor's layer is a GPT block (layer norm, biases, multi-head "
-      "attention, a GELU MLP)";
-  if (m.norm != profiles::Norm::kLayerNorm) refuse(job, "model.norm", "rmsnorm: " + gpt);
-  if (m.gated_mlp) refuse(job, "model.gated_mlp", "a gated MLP: " + gpt);
-  if (!m.bias) refuse(job, "model.bias", "no biases: " + gpt);
-  if (m.kv_heads != m.heads) refuse(job, "model.kv_heads", "grouped-query attention: " + gpt);
-  // One tensor-parallel rank's share: the synthesizer has checked that tp divides the heads and
-  // the MLP.
-  const std::int64_t tp = job.parallel.tp;
   executor::StageShape shape;
   shape.block = executor::Block::kTransformer;
+  shape.style = {.gated_mlp = m.gated_mlp,
+                 .bias = m.bias,
+                 .rms_norm = m.norm == profiles::Norm::kRmsNorm,
+                 .rotary = !m.learned_positions};
+  if (shape.style.rotary && m.head_dim % 2 != 0) {
+    refuse(job, "model.head_dim",
+           std::to_string(m.head_dim) + " is odd: rotary positions pair a head's features");
+  }
+  // One tensor-parallel rank's share: the synthesizer has checked that tp divides the heads, the
+  // key/value heads and the MLP.
+  const std::int64_t tp = job.parallel.tp;
   shape.layers = 1;
   shape.width = narrow(job, "model.hidden", m.hidden);
   shape.heads = narrow(job, "model.heads", m.heads / tp);
+  shape.kv_heads = narrow(job, "model.kv_heads", m.kv_heads / tp);
   shape.head_dim = narrow(job, "model.head_dim", m.head_dim);
   shape.ffn = narrow(job, "model.ffn_hidden", m.ffn_hidden / tp);
   shape.sequence = narrow(job, "model.sequence_length", m.sequence_length);
@@ -113,11 +115,14 @@ JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32
   std::string& t = out.table;
   const std::int32_t tp = job.parallel.tp;
   t += fmt::format(
-      "{}: {}, micro-batches of {} x {} tokens, hidden {}, {} heads{}, on the {} backend\n",
+      "{}: {}, micro-batches of {} x {} tokens, hidden {}, {} heads{}{}, on the {} backend\n",
       job.model.name,
       tp == 1 ? std::string("one layer")
               : fmt::format("one tensor-parallel rank's share of a layer (tp {})", tp),
       shape.microbatch_size, shape.sequence, shape.width, shape.heads,
+      shape.kv_heads == shape.heads
+          ? std::string()
+          : fmt::format(" ({} key/value head{})", shape.kv_heads, shape.kv_heads == 1 ? "" : "s"),
       tp == 1 ? std::string() : fmt::format(" of {}, an MLP of {}", shape.head_dim, shape.ffn),
       backend == Backend::kCuda ? "cuda" : "cpu");
   t += fmt::format("{:<32} {:>14} {:>12} {:>8}\n", "per layer and micro-batch", "synthesized ms",

@@ -14,12 +14,13 @@
 namespace recycle::tools {
 
 /// The executor's workload for one layer of the job's model on one GPU: a transformer block of
-/// the model's width, with heads / tp of its heads (of its head_dim) and an MLP of ffn_hidden /
-/// tp (one tensor-parallel rank's share; the whole layer with tp 1), on micro-batches of
-/// `parallel.microbatch_size` sequences of its sequence length. InputError naming --job and the
-/// field when the executor's block is not the model's layer (it is a GPT block: layer norm,
-/// biases, multi-head attention, a GELU MLP). For a job that synthesizes (job.synthesize() has
-/// checked that tp divides the heads and the MLP).
+/// the model's width and style (its norm, gated MLP or not, biases or not, rotary positions when
+/// the model has no learned ones), with heads / tp of its heads and kv_heads / tp of its key/value
+/// heads (of its head_dim) and an MLP of ffn_hidden / tp (one tensor-parallel rank's share; the
+/// whole layer with tp 1), on micro-batches of `parallel.microbatch_size` sequences of its
+/// sequence length. InputError naming --job and the field when a size is beyond the executor's
+/// range or a rotary model's head_dim is odd. For a job that synthesizes (job.synthesize() has
+/// checked that tp divides the heads, the key/value heads and the MLP).
 [[nodiscard]] executor::StageShape job_layer_shape(const profiles::Job& job);
 
 struct JobMeasurement {

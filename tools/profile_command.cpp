@@ -106,12 +106,13 @@ Command add_profile_command(CLI::App& app) {
   measure->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
   CLI::Option* measure_job_option = measure->add_option(
       "--job", o->job,
-      "Time one layer of the job's model (a GPT block at the job's width, heads, sequence and "
-      "micro-batch size; with tp above 1 one tensor-parallel rank's share of it), write the "
+      "Time one layer of the job's model (its GPT or Llama block at the job's width, heads, "
+      "key/value heads, MLP, sequence and micro-batch size; with tp above 1 one tensor-parallel "
+      "rank's share of it), write the "
       "job's pipeline profile to -o FILE and print the layer's F, I and W against the "
       "synthesizer's prediction for it");
   for (const char* shaped : {"--pp", "--dp", "--width", "--layers-per-stage", "--microbatch-size",
-                             "--block", "--sequence", "--heads"})
+                             "--block", "--sequence", "--heads", "--kv-heads"})
     measure_job_option->excludes(measure->get_option(shaped));
   measure->footer(examples(
       {"recycle profile measure --pp 2 --width 1024 --microbatch-size 64 -o cpu.json",

@@ -10,8 +10,10 @@
 # TSIZE (the transformer workload's, default 2 blocks of width 1024, 16 heads, 4 sequences of
 # 1024 tokens a micro-batch), both run on the same schedules, and JOBS (job files, separated by
 # spaces, whose layer `profile measure --job` times against the synthesizer; default GPT-3 1.3B
-# with tp 1 and GPT-3 175B with tp 8, one rank's share of its layer, on h100-80g, one sequence a
-# micro-batch), and BACKEND (default cuda; cpu runs the same script on the cpu backend, a dry
+# with tp 1, Llama 3 8B with tp 2 (its whole layer at 8192 tokens in fp32 with the attention
+# probabilities kept is past the executor's 16 GiB), GPT-3 175B and Llama 3 70B with tp 8 (one
+# rank's share of the layer; 70B's a group of 8 query heads on its one key/value head), on
+# h100-80g, one sequence a micro-batch), and BACKEND (default cuda; cpu runs the same script on the cpu backend, a dry
 # run of the script itself, which the tests do at small sizes). On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
@@ -98,15 +100,18 @@ done
   echo '```'
 } >> "$tmp/report.md"
 if [[ -z ${JOBS:-} ]]; then
-  cat > "$tmp/gpt3-1.3b.json" <<'JSON'
-{"model": "gpt3-1.3b", "hardware": "h100-80g",
- "parallel": {"tp": 1, "pp": 1, "dp": 1, "microbatch_size": 1, "global_batch": 8}}
-JSON
-  cat > "$tmp/gpt3-175b-tp8.json" <<'JSON'
-{"model": "gpt3-175b", "hardware": "h100-80g",
- "parallel": {"tp": 8, "pp": 8, "dp": 1, "microbatch_size": 1, "global_batch": 8}}
-JSON
-  JOBS="$tmp/gpt3-1.3b.json $tmp/gpt3-175b-tp8.json"
+  # A job of MODEL on h100-80g with tensor parallelism TP and PP stages, one sequence a
+  # micro-batch: $tmp/NAME.json, appended to JOBS.
+  job() {
+    local name=$1 model=$2 tp=$3 pp=$4
+    printf '{"model": "%s", "hardware": "h100-80g",\n "parallel": {"tp": %d, "pp": %d, "dp": 1, "microbatch_size": 1, "global_batch": 8}}\n' \
+      "$model" "$tp" "$pp" > "$tmp/$name.json"
+    JOBS="${JOBS:-} $tmp/$name.json"
+  }
+  job gpt3-1.3b gpt3-1.3b 1 1
+  job llama3-8b-tp2 llama3-8b 2 1
+  job gpt3-175b-tp8 gpt3-175b 8 8
+  job llama3-70b-tp8 llama3-70b 8 8
 fi
 {
   echo

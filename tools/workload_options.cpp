@@ -14,16 +14,22 @@ void add_shape_options(CLI::App& app, executor::StageShape& shape) {
   app.add_option_function<std::string>(
          "--block",
          [&shape](const std::string& block) {
-           shape.block =
-               block == "transformer" ? executor::Block::kTransformer : executor::Block::kDense;
+           shape.block = block == "dense" ? executor::Block::kDense : executor::Block::kTransformer;
+           shape.style =
+               block == "llama" ? executor::transformer::kLlama : executor::transformer::Style{};
          },
-         "Layer kind: dense (tanh(x W + b), default) or transformer (pre-norm GPT block: "
-         "causal multi-head attention and a 4x GELU MLP)")
-      ->check(CLI::IsMember({"dense", "transformer"}));
+         "Layer kind: dense (tanh(x W + b), default), transformer (pre-norm GPT block: "
+         "causal multi-head attention and a 4x GELU MLP, layer norms, biases) or llama (the "
+         "same with RMSNorm, a SwiGLU MLP of 4x, rotary positions and no biases)")
+      ->check(CLI::IsMember({"dense", "transformer", "llama"}));
   app.add_option("--sequence", shape.sequence, "Transformer: tokens per sample (default 32)")
       ->check(CLI::Range(1, 65536));
   app.add_option("--heads", shape.heads,
                  "Transformer: attention heads, dividing --width (default 4)")
+      ->check(CLI::Range(1, 16384));
+  app.add_option("--kv-heads", shape.kv_heads,
+                 "Transformer: key/value heads (grouped-query attention), dividing --heads "
+                 "(default: --heads)")
       ->check(CLI::Range(1, 16384));
 }
 

@@ -90,8 +90,8 @@ struct CudaOps {
     cuda::layer_norm(out, xhat, rstd, x, gain, bias, rows, width, lane.stream());
   }
   void layer_norm_backward(float* dx, const float* dout, const float* xhat, const float* rstd,
-                           const float* gain, int rows, int width) const {
-    cuda::layer_norm_backward(dx, dout, xhat, rstd, gain, rows, width, lane.stream());
+                           const float* gain, bool centered, int rows, int width) const {
+    cuda::layer_norm_backward(dx, dout, xhat, rstd, gain, centered, rows, width, lane.stream());
   }
   void layer_norm_weight(float* dgain, float* dbias, const float* dout, const float* xhat, int rows,
                          int width) const {
@@ -102,6 +102,16 @@ struct CudaOps {
   }
   void gelu_backward(float* du, const float* u, std::size_t n) const {
     cuda::gelu_backward(du, u, n, lane.stream());
+  }
+  void swiglu(float* out, const float* u, int rows, int f) const {
+    cuda::swiglu(out, u, rows, f, lane.stream());
+  }
+  void swiglu_backward(float* du, const float* dout, const float* u, int rows, int f) const {
+    cuda::swiglu_backward(du, dout, u, rows, f, lane.stream());
+  }
+  void rotary(float* x, int rows, int ld, int heads, int head_dim, int sequence,
+              bool inverse) const {
+    cuda::rotary(x, rows, ld, heads, head_dim, sequence, inverse, lane.stream());
   }
   void causal_softmax(float* p, int sequence, int count) const {
     cuda::causal_softmax(p, sequence, count, lane.stream());

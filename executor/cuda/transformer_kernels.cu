@@ -41,15 +41,6 @@ __device__ T block_reduce(T value, Op op) {
   return total;
 }
 
-__device__ float gelu_of(float u) {
-  return 0.5F * u * (1.0F + tanhf(kGeluC * (u + kGeluCubic * u * u * u)));
-}
-
-__device__ float gelu_derivative(float u) {
-  const float t = tanhf(kGeluC * (u + kGeluCubic * u * u * u));
-  return 0.5F * (1.0F + t) + 0.5F * u * (1.0F - t * t) * kGeluC * (1.0F + 3 * kGeluCubic * u * u);
-}
-
 __global__ void add_kernel(float* y, const float* x, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
@@ -61,7 +52,10 @@ __global__ void layer_norm_kernel(float* out, float* xhat, float* rstd, const fl
   const std::size_t at = blockIdx.x * static_cast<std::size_t>(width);
   const float* row = x + at;
   double sum = 0;
-  for (int c = threadIdx.x; c < width; c += kThreads) sum += row[c];
+  if (bias != nullptr) {
+    for (int c = threadIdx.x; c < width; c += kThreads) sum += row[c];
+  }
+  // Every thread takes part in the reduction; without a bias (RMSNorm) the mean is 0.
   const double mean = block_reduce(sum, Add{}) / width;
   double squares = 0;
   for (int c = threadIdx.x; c < width; c += kThreads) squares += (row[c] - mean) * (row[c] - mean);
@@ -71,12 +65,13 @@ __global__ void layer_norm_kernel(float* out, float* xhat, float* rstd, const fl
   for (int c = threadIdx.x; c < width; c += kThreads) {
     const float normalized = static_cast<float>(row[c] - mean) * s;
     xhat[at + c] = normalized;
-    out[at + c] = normalized * gain[c] + bias[c];
+    out[at + c] = normalized * gain[c] + (bias != nullptr ? bias[c] : 0.0F);
   }
 }
 
 __global__ void layer_norm_backward_kernel(float* dx, const float* dout, const float* xhat,
-                                           const float* rstd, const float* gain, int width) {
+                                           const float* rstd, const float* gain, bool centered,
+                                           int width) {
   const std::size_t at = blockIdx.x * static_cast<std::size_t>(width);
   double sum = 0, dot = 0;
   for (int c = threadIdx.x; c < width; c += kThreads) {
@@ -84,7 +79,7 @@ __global__ void layer_norm_backward_kernel(float* dx, const float* dout, const f
     sum += g;
     dot += static_cast<double>(g) * xhat[at + c];
   }
-  sum = block_reduce(sum, Add{});
+  sum = centered ? block_reduce(sum, Add{}) : 0.0;
   dot = block_reduce(dot, Add{});
   const float s = rstd[blockIdx.x] / static_cast<float>(width);
   for (int c = threadIdx.x; c < width; c += kThreads) {
@@ -96,14 +91,14 @@ __global__ void layer_norm_backward_kernel(float* dx, const float* dout, const f
 __global__ void layer_norm_weight_kernel(float* dgain, float* dbias, const float* dout,
                                          const float* xhat, int rows, int width) {
   for (int c = blockIdx.x * blockDim.x + threadIdx.x; c < width; c += gridDim.x * blockDim.x) {
-    float g = dgain[c], b = dbias[c];
+    float g = dgain[c], b = dbias != nullptr ? dbias[c] : 0.0F;
     for (int r = 0; r < rows; ++r) {
       const std::size_t i = static_cast<std::size_t>(r) * width + c;
       g += dout[i] * xhat[i];
       b += dout[i];
     }
     dgain[c] = g;
-    dbias[c] = b;
+    if (dbias != nullptr) dbias[c] = b;
   }
 }
 
@@ -117,6 +112,48 @@ __global__ void gelu_backward_kernel(float* du, const float* u, std::size_t n) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
        i += std::size_t{gridDim.x} * blockDim.x)
     du[i] *= gelu_derivative(u[i]);
+}
+
+__global__ void swiglu_kernel(float* out, const float* u, int rows, int f) {
+  const std::size_t n = static_cast<std::size_t>(rows) * f;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t at = i / f * 2 * f + i % f;
+    out[i] = silu_of(u[at]) * u[at + f];
+  }
+}
+
+__global__ void swiglu_backward_kernel(float* du, const float* dout, const float* u, int rows,
+                                       int f) {
+  const std::size_t n = static_cast<std::size_t>(rows) * f;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n;
+       i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t at = i / f * 2 * f + i % f;
+    const float g = u[at], v = u[at + f];
+    du[at] = dout[i] * v * silu_derivative(g);
+    du[at + f] = dout[i] * silu_of(g);
+  }
+}
+
+/// One thread per (row, head, feature pair).
+__global__ void rotary_kernel(float* x, int rows, int ld, int heads, int head_dim, int sequence,
+                              bool inverse) {
+  const int half = head_dim / 2;
+  const std::size_t n = static_cast<std::size_t>(rows) * heads * half;
+  for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < n;
+       k += std::size_t{gridDim.x} * blockDim.x) {
+    const auto i = static_cast<int>(k % half);
+    const auto j = static_cast<int>(k / half % heads);
+    const std::size_t r = k / half / heads;
+    double sine = 0, cosine = 0;
+    sincos(static_cast<double>(r % sequence) * rotary_frequency(i, head_dim), &sine, &cosine);
+    const auto c = static_cast<float>(cosine);
+    const auto s = static_cast<float>(inverse ? -sine : sine);
+    float* pair = x + r * ld + static_cast<std::size_t>(j) * head_dim + i;
+    const float first = pair[0], second = pair[half];
+    pair[0] = first * c - second * s;
+    pair[half] = second * c + first * s;
+  }
 }
 
 __global__ void causal_softmax_kernel(float* p, int sequence) {
@@ -166,10 +203,11 @@ void layer_norm(float* out, float* xhat, float* rstd, const float* x, const floa
 }
 
 void layer_norm_backward(float* dx, const float* dout, const float* xhat, const float* rstd,
-                         const float* gain, int rows, int width, cudaStream_t stream) {
+                         const float* gain, bool centered, int rows, int width,
+                         cudaStream_t stream) {
   if (rows <= 0) return;
   layer_norm_backward_kernel<<<row_blocks(static_cast<std::size_t>(rows), "layer_norm_backward"),
-                               kThreads, 0, stream>>>(dx, dout, xhat, rstd, gain, width);
+                               kThreads, 0, stream>>>(dx, dout, xhat, rstd, gain, centered, width);
   launched("layer_norm_backward");
 }
 
@@ -190,6 +228,31 @@ void gelu_backward(float* du, const float* u, std::size_t n, cudaStream_t stream
   if (n == 0) return;
   gelu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(du, u, n);
   launched("gelu_backward");
+}
+
+void swiglu(float* out, const float* u, int rows, int f, cudaStream_t stream) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(f);
+  if (n == 0) return;
+  swiglu_kernel<<<blocks_for(n), kThreads, 0, stream>>>(out, u, rows, f);
+  launched("swiglu");
+}
+
+void swiglu_backward(float* du, const float* dout, const float* u, int rows, int f,
+                     cudaStream_t stream) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(f);
+  if (n == 0) return;
+  swiglu_backward_kernel<<<blocks_for(n), kThreads, 0, stream>>>(du, dout, u, rows, f);
+  launched("swiglu_backward");
+}
+
+void rotary(float* x, int rows, int ld, int heads, int head_dim, int sequence, bool inverse,
+            cudaStream_t stream) {
+  const std::size_t n = static_cast<std::size_t>(rows) * static_cast<std::size_t>(heads) *
+                        static_cast<std::size_t>(head_dim / 2);
+  if (n == 0) return;
+  rotary_kernel<<<blocks_for(n), kThreads, 0, stream>>>(x, rows, ld, heads, head_dim, sequence,
+                                                        inverse);
+  launched("rotary");
 }
 
 void causal_softmax(float* p, int sequence, int count, cudaStream_t stream) {

@@ -93,9 +93,27 @@ cli_shell_test("profile measure --block transformer: the bytes of what a block k
 cli_shell_test("profile measure --job: the job's layer against the synthesizer, and its pipeline's profile" 0
   "per layer and micro-batch.* ## F .* ## I .* ## W .*profile: 2 stages of 3, 3 layers.*\"activation_bytes\": 1426944,.*\"output_bytes\": 16384,.*\"param_bytes\": 599808"
   "${P} profile measure --job ${DATA}/job_tiny_gpt.json --repetitions 3 -o ${OUT}/job_profile.json && cat ${OUT}/job_profile.json && ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${OUT}/job_profile.json > /dev/null")
-cli_test("profile measure --job: a model whose layer is not the executor's block" 2
-  "error: --job: .*job_llama3_8b.json: model.norm: rmsnorm: the executor's layer is a GPT block"
-  profile measure --job ${DATA}/job_llama3_8b.json -o ${OUT}/never.json)
+# A Llama-style job (job_tiny_llama_tp2.json) with tp 2: h = 64, 4 of the 8 query heads and 2 of
+# the 4 key/value heads, of 8 features (a = 32, kv = 16, Q K V 64 wide), SwiGLU of 88 (its first
+# product 176 wide), RMSNorm, no biases. Per layer 64 + 64 x 64 + 32 x 64 + 64 + 64 x 176 +
+# 88 x 64 = 23,168 parameters; kept per token 8 h + 2 x 64 + a + 2 x 176 + 88 + 2 = 1114, so
+# T = 64 tokens keep 71,296 and the probabilities 2 x 4 x 32^2 = 8192 more: 79,488 floats.
+# Stages of 3 layers: 3 x 4 bytes x those.
+cli_shell_test("profile measure --job: a Llama-style layer (grouped-query attention, SwiGLU, RMSNorm, rotary)" 0
+  "tiny Llama: one tensor-parallel rank's share of a layer \\(tp 2\\).*4 heads \\(2 key/value heads\\) of 8, an MLP of 88.* ## F .* ## I .* ## W .*\"activation_bytes\": 953856,.*\"output_bytes\": 16384,.*\"param_bytes\": 278016"
+  "${P} profile measure --job ${DATA}/job_tiny_llama_tp2.json --repetitions 3 -o ${OUT}/job_llama.json && cat ${OUT}/job_llama.json")
+cli_test("profile measure --job: rotary positions need heads of an even size" 2
+  "error: --job: .*job_odd_rotary_heads.json: model.head_dim: 7 is odd: rotary positions pair a head's features"
+  profile measure --job ${DATA}/job_odd_rotary_heads.json -o ${OUT}/never.json)
+# --block llama, width 8, 2 heads of 4 sharing 1 key/value head (Q K V 16 wide), SwiGLU of 32
+# (its first product 64 wide), 8 tokens (2 sequences of 4): per token 8 x 8 + 2 x 16 + 8 +
+# 2 x 64 + 32 + 2 = 266 kept floats, and 2 x 2 x 4^2 probabilities: 2192 floats, 8768 bytes;
+# 8 + 8 x 16 + 8 x 8 + 8 + 8 x 64 + 32 x 8 = 976 parameters, 3904 bytes.
+cli_shell_test("profile measure --block llama: the bytes of a Llama-style block" 0 "\"activation_bytes\": 8768,.*\"param_bytes\": 3904"
+  "${P} profile measure --block llama --width 8 --heads 2 --kv-heads 1 --sequence 4 --microbatch-size 2 --layers-per-stage 1 --repetitions 3")
+cli_test("validate --block llama: key/value heads must divide the heads" 2
+  "error: --kv-heads: 3 key/value heads do not divide the 4 heads"
+  validate --schedule 1f1b --pp 2 --microbatches 2 --block llama --width 8 --heads 4 --kv-heads 3 --sequence 4)
 # With tp 2 the layer timed is one rank's share: h = 64, 2 heads of 16 (a = 32), an MLP of 128.
 # Per layer 4 a h + 2 f h + 3 a + f + 6 h = 25,184 parameters and T (8 h + 7 a + 3 f + 2) +
 # B heads s^2 = 75,904 kept floats: 3 x 4 bytes x those. Each stage's F is its 3 layers times

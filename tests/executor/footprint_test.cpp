@@ -59,3 +59,44 @@ TEST_CASE("the arithmetic limits: validate-gpu.sh's sets fit a GPU's and not the
   CHECK_NOTHROW(require_measurement_fits(rank, 10, kMaxGpuFlops));
   CHECK_THROWS_AS(require_measurement_fits(rank, 10, kMaxCpuFlops), InputError);
 }
+
+namespace {
+
+/// Llama 3's layer (hidden h, 128-feature heads, 8192 tokens, one sequence) as one rank of tp
+/// computes it.
+StageShape llama3_rank(std::int32_t h, std::int32_t heads, std::int32_t kv_heads,
+                       std::int32_t ffn) {
+  StageShape s{.width = h, .layers = 1, .microbatch_size = 1};
+  s.block = Block::kTransformer;
+  s.style = transformer::kLlama;
+  s.sequence = 8192;
+  s.heads = heads;
+  s.kv_heads = kv_heads;
+  s.head_dim = 128;
+  s.ffn = ffn;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("validate-gpu.sh's Llama jobs: 8B needs tp 2 to fit, 70B's rank share fits") {
+  // Llama 3 8B with tp 2: 16 heads, 4 key/value heads (Q K V 3072 wide), SwiGLU of 7168 (W1
+  // 14336 wide). Bytes of one worker holding one micro-batch: 3 x 109,060,096 parameters, per
+  // token 8 x 4096 + 2 x 3072 + 2048 + 2 x 14336 + 7168 + 2 = 76,802 kept floats and 16 x 8192^2
+  // probabilities, two messages of 8192 x 4096, and I's temporaries 16 x 8192^2 + 8192 x (2048 +
+  // 2 x 4096 + 7168): 3,313,541,120 floats, 12.34 GiB, under the 16 GiB limit.
+  const StageShape eight = llama3_rank(4096, 16, 4, 7168);
+  CHECK(run_bytes(one_f_one_b(1, 1), eight) == std::int64_t{4} * 3313541120);
+  CHECK_NOTHROW(require_measurement_fits(eight, 10, kMaxGpuFlops));
+  // FLOPs: 6 x 8192 x 4096 x (3072 + 2048 + 14336 + 7168) + 12 x 8192^2 x 2048 = 7.009e12.
+  CHECK(chunk_flops(eight) == 7009386627072.0);
+  // Its whole layer (tp 1) holds twice the probabilities: 23.19 GiB, refused.
+  CHECK_THROWS_AS(require_measurement_fits(llama3_rank(4096, 32, 8, 14336), 10, kMaxGpuFlops),
+                  InputError);
+  // Llama 3 70B with tp 8: 8 query heads on 1 key/value head, SwiGLU of 3584: 6.08e12 FLOPs,
+  // 8.99 GiB.
+  const StageShape seventy = llama3_rank(8192, 8, 1, 3584);
+  CHECK(chunk_flops(seventy) == 6081673691136.0);
+  CHECK_NOTHROW(require_measurement_fits(seventy, 10, kMaxGpuFlops));
+  CHECK_THROWS_AS(require_measurement_fits(seventy, 10, kMaxCpuFlops), InputError);
+}

@@ -98,7 +98,8 @@ TEST_CASE("layer norm, its input gradient and its weight gradient, by hand") {
   // dx = s/3 (3 g - 2 + 2 s xhat) = s/3 (6 - 2 - 2 s^2, -2, -2 + 2 s^2), added to what dx held.
   const std::vector<float> dout{1, 0, 0};
   std::vector<float> dx{10, 10, 10};
-  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), 1, 3);
+  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), true, 1,
+                          3);
   CHECK(dx[0] == doctest::Approx(10 + s / 3 * (4 - 2 * s * s)));
   CHECK(dx[1] == doctest::Approx(10 + s / 3 * -2));
   CHECK(dx[2] == doctest::Approx(10 + s / 3 * (-2 + 2 * s * s)));
@@ -110,6 +111,82 @@ TEST_CASE("layer norm, its input gradient and its weight gradient, by hand") {
   CHECK(dgain[0] == doctest::Approx(1 - s));
   CHECK(dgain[1] == doctest::Approx(1.0));
   CHECK(dbias == std::vector<float>{1, 0, 0});
+}
+
+TEST_CASE("RMSNorm (no bias, not centered), its input gradient and its weight gradient, by hand") {
+  CpuOps ops;
+  // One row (1, 2, 3): mean square 14/3, r = 1 / sqrt(14/3 + 1e-5), xhat = x r, out = xhat gain.
+  const std::vector<float> x{1, 2, 3}, gain{2, 1, 0.5F};
+  std::vector<float> out(3), xhat(3), rstd(1);
+  ops.layer_norm(out.data(), xhat.data(), rstd.data(), x.data(), gain.data(), nullptr, 1, 3);
+  const double r = 1 / std::sqrt(14.0 / 3 + 1e-5);
+  CHECK(rstd[0] == doctest::Approx(r));
+  CHECK(xhat[2] == doctest::Approx(3 * r));
+  CHECK(out[0] == doctest::Approx(2 * r));
+  CHECK(out[1] == doctest::Approx(2 * r));
+  CHECK(out[2] == doctest::Approx(1.5 * r));
+
+  // dout = (1, 0, 0): g = (2, 0, 0), sum g xhat = 2r; dx = r/3 (3 g - 2 r^2 x) =
+  // r/3 (6 - 2 r^2, -4 r^2, -6 r^2), added to what dx held.
+  const std::vector<float> dout{1, 0, 0};
+  std::vector<float> dx{10, 10, 10};
+  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), false, 1,
+                          3);
+  CHECK(dx[0] == doctest::Approx(10 + r / 3 * (6 - 2 * r * r)));
+  CHECK(dx[1] == doctest::Approx(10 + r / 3 * (-4 * r * r)));
+  CHECK(dx[2] == doctest::Approx(10 + r / 3 * (-6 * r * r)));
+  // The output ignores a scaling of x, so the input gradient is orthogonal to x.
+  CHECK((dx[0] - 10) + 2 * (dx[1] - 10) + 3 * (dx[2] - 10) == doctest::Approx(0.0).scale(1));
+
+  std::vector<float> dgain{1, 1, 1};
+  ops.layer_norm_weight(dgain.data(), nullptr, dout.data(), xhat.data(), 1, 3);
+  CHECK(dgain[0] == doctest::Approx(1 + r));
+  CHECK(dgain[1] == 1.0F);
+}
+
+TEST_CASE("SwiGLU and its backward, by hand") {
+  CpuOps ops;
+  // One row: gate (0, 1, -1), up (2, 3, 4). SiLU(0) = 0, SiLU(1) = 1 / (1 + e^-1) = 0.7310586,
+  // SiLU(-1) = -1 / (1 + e) = -0.2689414.
+  const std::vector<float> u{0, 1, -1, 2, 3, 4};
+  std::vector<float> out(3);
+  ops.swiglu(out.data(), u.data(), 1, 3);
+  CHECK(out[0] == 0.0F);
+  CHECK(out[1] == doctest::Approx(3 * 0.7310586));
+  CHECK(out[2] == doctest::Approx(4 * -0.2689414));
+  // dout = 1: d gate = up SiLU'(g), SiLU'(0) = 0.5, SiLU'(1) = s (1 + 1 - s) = 0.9276705 with
+  // s = 0.7310586, SiLU'(-1) = 1 - SiLU'(1) (SiLU(g) - SiLU(-g) = g); d up = SiLU(g).
+  const std::vector<float> dout{1, 1, 1};
+  std::vector<float> du(6);
+  ops.swiglu_backward(du.data(), dout.data(), u.data(), 1, 3);
+  CHECK(du[0] == doctest::Approx(1.0));
+  CHECK(du[1] == doctest::Approx(3 * 0.9276705));
+  CHECK(du[2] == doctest::Approx(4 * (1 - 0.9276705)));
+  CHECK(du[3] == 0.0F);
+  CHECK(du[4] == doctest::Approx(0.7310586));
+  CHECK(du[5] == doctest::Approx(-0.2689414));
+}
+
+TEST_CASE("rotary embedding of two heads, by hand, and its inverse") {
+  CpuOps ops;
+  // Rows of 10 floats: two heads of 4 features, then 2 not rotated. Sequence 2: row 0 is
+  // position 0 (no rotation), row 1 position 1: pair (0, 2) by 1 radian, pair (1, 3) by
+  // 10000^(-2/4) = 0.01 radians.
+  const std::vector<float> x{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  std::vector<float> y = x;
+  ops.rotary(y.data(), 2, 10, 2, 4, 2, false);
+  for (std::size_t i = 0; i < 10; ++i) CHECK(y[i] == x[i]);
+  const double c1 = std::cos(1.0), s1 = std::sin(1.0), c2 = std::cos(0.01), s2 = std::sin(0.01);
+  CHECK(y[10] == doctest::Approx(1 * c1 - 3 * s1));
+  CHECK(y[12] == doctest::Approx(3 * c1 + 1 * s1));
+  CHECK(y[11] == doctest::Approx(2 * c2 - 4 * s2));
+  CHECK(y[13] == doctest::Approx(4 * c2 + 2 * s2));
+  CHECK(y[14] == doctest::Approx(5 * c1 - 7 * s1));  // the second head, the same angles
+  CHECK(y[17] == doctest::Approx(8 * c2 + 6 * s2));
+  CHECK(y[18] == 9.0F);
+  CHECK(y[19] == 10.0F);
+  ops.rotary(y.data(), 2, 10, 2, 4, 2, true);
+  for (std::size_t i = 0; i < x.size(); ++i) CHECK(y[i] == doctest::Approx(x[i]));
 }
 
 TEST_CASE("causal softmax and its backward, by hand") {

@@ -6,7 +6,11 @@
 #include <cmath>
 #include <vector>
 
+#include "executor/cpu_ops.hpp"
 #include "executor/stage_math.hpp"
+#include "executor/transformer_layers.hpp"
+#include "profiles/flops.hpp"
+#include "profiles/shipped.hpp"
 
 using namespace recycle::executor;
 
@@ -104,6 +108,19 @@ StageShape shard_shape() {
   return shape;
 }
 
+/// A Llama-style block (transformer_block.hpp): width 4, 4 query heads of 2 features sharing 2
+/// key/value heads (grouped-query attention, groups of 2), SwiGLU of 6, RMSNorm, rotary
+/// positions, no biases; two layers, 2 sequences of 3 tokens.
+StageShape llama_shape() {
+  StageShape shape = transformer_shape();
+  shape.heads = 4;
+  shape.head_dim = 2;
+  shape.kv_heads = 2;
+  shape.ffn = 6;
+  shape.style = transformer::kLlama;
+  return shape;
+}
+
 }  // namespace
 
 TEST_CASE("stage gradients match finite differences: dense layers") {
@@ -120,6 +137,127 @@ TEST_CASE("stage gradients match finite differences: a tensor-parallel rank's bl
   // central difference moves with the step (1.41e-3, 1.64e-3, 1.68e-3, 1.72e-3 at 1e-2, 5e-3,
   // 2.5e-3, 1.25e-3) towards W's 1.72e-3; the tolerance is the other tests'.
   check_gradients(shard_shape(), 3e-3F);
+}
+
+TEST_CASE("stage gradients match finite differences: a Llama-style block") {
+  // Every parameter: Wqkv (Q of 4 heads, K and V of 2), Wo, W1 (gate and up), W2 and both
+  // RMSNorms' gains; the input gradient through the rotation and the shared key/value heads.
+  check_gradients(llama_shape(), 1e-2F);
+}
+
+TEST_CASE("stage gradients match finite differences: each Llama feature on its own") {
+  // One feature at a time over the GPT block, so that a failure names the feature.
+  for (const transformer::Style style :
+       {transformer::Style{.gated_mlp = true}, transformer::Style{.bias = false},
+        transformer::Style{.rms_norm = true}, transformer::Style{.rotary = true}}) {
+    StageShape shape = transformer_shape();
+    shape.style = style;
+    CAPTURE(describe_layers(shape));
+    check_gradients(shape, 1e-2F);
+  }
+  StageShape grouped = transformer_shape();
+  grouped.kv_heads = 1;
+  CAPTURE(describe_layers(grouped));
+  check_gradients(grouped, 1e-2F);
+}
+
+TEST_CASE("grouped-query attention is multi-head attention with each key/value head repeated") {
+  // The Llama-style block's F against a block with as many key/value heads as query heads whose
+  // K and V columns for query head j are the grouped block's for key/value head j / 2: the same
+  // output, token for token (the same products, summed in the same order).
+  const StageShape grouped = llama_shape();
+  StageShape full = grouped;
+  full.kv_heads = grouped.heads;
+  const transformer::Dims g = transformer_dims(grouped), m = transformer_dims(full);
+  const transformer::Offsets og(g), om(m);
+  const StageParams source(grouped, 0, 5);
+  const std::vector<float>& pg = source.parameters();
+  std::vector<float> pm(static_cast<std::size_t>(full.layers) * om.end);
+  const auto copy = [](const float* from, std::size_t n, float* to) {
+    std::copy(from, from + n, to);
+  };
+  const auto h = static_cast<std::size_t>(g.width), d = static_cast<std::size_t>(g.head_dim);
+  const auto a = static_cast<std::size_t>(g.attention()), kv = static_cast<std::size_t>(g.kv());
+  for (std::size_t l = 0; l < static_cast<std::size_t>(grouped.layers); ++l) {
+    const float* from = pg.data() + l * og.end;
+    float* to = pm.data() + l * om.end;
+    copy(from + og.g1, h, to + om.g1);
+    copy(from + og.wo, og.g2 - og.wo, to + om.wo);   // Wo
+    copy(from + og.g2, og.end - og.g2, to + om.g2);  // g2, W1, W2
+    const auto qkv_g = static_cast<std::size_t>(g.qkv()), qkv_m = static_cast<std::size_t>(m.qkv());
+    for (std::size_t row = 0; row < h; ++row) {
+      const float* in = from + og.wqkv + row * qkv_g;
+      float* out = to + om.wqkv + row * qkv_m;
+      copy(in, a, out);  // Q
+      for (std::size_t j = 0; j < static_cast<std::size_t>(g.heads); ++j) {
+        const std::size_t c = j / static_cast<std::size_t>(g.group());
+        copy(in + a + c * d, d, out + a + j * d);           // K
+        copy(in + a + kv + c * d, d, out + a + a + j * d);  // V
+      }
+    }
+  }
+  CpuOps ops;
+  const std::vector<float> input = synthetic_input(grouped, 5, 0, 0, 0);
+  std::vector<std::vector<float>> saved_g, saved_m;
+  const std::vector<float> out_g =
+      TransformerLayers<CpuOps>(ops, grouped).forward(pg.data(), input, saved_g);
+  const std::vector<float> out_m =
+      TransformerLayers<CpuOps>(ops, full).forward(pm.data(), input, saved_m);
+  REQUIRE(out_g.size() == out_m.size());
+  for (std::size_t i = 0; i < out_g.size(); ++i) {
+    CAPTURE(i);
+    CHECK(out_g[i] == doctest::Approx(out_m[i]).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("a Llama-style block: sizes by hand") {
+  const StageShape shape = llama_shape();
+  // h = 4, a = 4 x 2 = 8, kv = 2 x 2 = 4 (Q K V 16 wide), f = 6 (W1 12 wide). Per layer: g1 4,
+  // Wqkv 4 x 16 = 64, Wo 8 x 4 = 32, g2 4, W1 4 x 12 = 48, W2 6 x 4 = 24: 176 floats; two layers.
+  CHECK(parameter_floats(shape) == 352);
+  CHECK(StageParams(shape, 0, 1).parameters().size() == 352);
+  // Kept per token from F: x-hat, N1, x-hat, N2 (4 each), QKV 16, heads 8, u 12, SwiGLU 6: 58;
+  // from I: dy, dN2, dy1, dN1 (4 each), du 12, dQKV 16: 44; two reciprocal deviations.
+  // 6 tokens x 104 + 2 samples x 4 heads x 3^2 = 696 per layer.
+  CHECK(chunk_floats(shape) == 2 * 696);
+  CHECK(kept_after_f_and_i(shape) == 2 * 696);
+  // F, I and W: 3 x 2 x 6 tokens x (4 x 16 + 8 x 4 + 4 x 12 + 6 x 4) for the weight products,
+  // 3 x 2 x 2 products x 2 samples x 4 heads x 3 x 3 x 2 for attention; two layers.
+  CHECK(chunk_flops(shape) == 2 * (3 * 2 * 6 * 168 + 3 * 2 * 2 * 2 * 4 * 18));
+  // What I holds besides: the probabilities' gradient 72, d(heads) 6 x 8, the gradients in and
+  // out 2 x 6 x 4 and the SwiGLU output's gradient 6 x 6.
+  CHECK(transient_floats(shape) == 72 + 48 + 48 + 36);
+  CHECK(describe_layers(shape) ==
+        "2 transformer blocks of width 4, 4 heads of 2 features (2 key/value heads), an MLP of 6, "
+        "sequences of 3, Llama-style (RMSNorm, SwiGLU, rotary, no biases)");
+}
+
+TEST_CASE("a block's parameters and FLOPs as profiles/ counts them, for the shipped models") {
+  // Two definitions written apart: the executor's block (transformer_block.cpp) and the model
+  // spec's layer (profiles/model_spec.cpp, profiles/flops.cpp). A block of one sample of the
+  // model's sequence has the layer's parameters and 3 x its forward FLOPs (F, I and W).
+  for (const auto& shipped : recycle::profiles::shipped_models()) {
+    const std::string name(shipped.name);
+    CAPTURE(name);
+    const recycle::profiles::ModelSpec model = recycle::profiles::shipped_model(name, "model");
+    StageShape shape;
+    shape.block = Block::kTransformer;
+    shape.layers = 1;
+    shape.microbatch_size = 1;
+    shape.width = static_cast<std::int32_t>(model.hidden);
+    shape.sequence = static_cast<std::int32_t>(model.sequence_length);
+    shape.heads = static_cast<std::int32_t>(model.heads);
+    shape.kv_heads = static_cast<std::int32_t>(model.kv_heads);
+    shape.head_dim = static_cast<std::int32_t>(model.head_dim);
+    shape.ffn = static_cast<std::int32_t>(model.ffn_hidden);
+    shape.style = {.gated_mlp = model.gated_mlp,
+                   .bias = model.bias,
+                   .rms_norm = model.norm == recycle::profiles::Norm::kRmsNorm,
+                   .rotary = !model.learned_positions};
+    CHECK(static_cast<std::int64_t>(parameter_floats(shape)) == model.layer_parameters());
+    CHECK(chunk_flops(shape) ==
+          3.0 * static_cast<double>(recycle::profiles::layer_forward_flops(model)));
+  }
 }
 
 TEST_CASE("a tensor-parallel rank's block: sizes by hand") {

@@ -11,6 +11,8 @@
 //     using Chunk;   // what one micro-batch keeps from its F until its W
 //     using Reduce;  // an all-reduce over a stage's live replicas
 //     void enter(std::size_t w);  // on worker w's thread, before it runs
+//     void connect(std::size_t from, std::size_t to);  // before any thread runs: w `from` will
+//                                                      // SEND to w `to`
 //     Stage make_stage(std::size_t w, const StageShape&, std::int32_t v, std::uint64_t seed);
 //     void load(std::vector<std::vector<float>> inputs,
 //               std::vector<std::vector<float>> targets);  // before the clock starts
@@ -56,6 +58,10 @@ namespace detail {
 
 /// The virtual stages each worker of `schedule` computes on.
 [[nodiscard]] std::map<planner::WorkerId, std::vector<std::int32_t>> stages_held(
+    const planner::Schedule& schedule);
+
+/// Every (sender, reader) pair of `schedule`'s SENDs, the reader as its routes name it, in order.
+[[nodiscard]] std::vector<std::pair<planner::WorkerId, planner::WorkerId>> send_pairs(
     const planner::Schedule& schedule);
 
 /// Lowers and checks every schedule of the run: the first, then each kill's, which must keep the
@@ -418,6 +424,8 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
   }
   shared.barrier =
       std::make_unique<Barrier>(static_cast<std::int32_t>(schedule.workers.size()), shared.abort);
+  for (const auto& [from, to] : send_pairs(schedule))
+    run.backend.connect(index.at(from), index.at(to));
 
   std::vector<std::unique_ptr<Worker<B>>> workers;
   for (std::size_t i = 0; i < schedule.workers.size(); ++i)

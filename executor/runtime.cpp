@@ -88,6 +88,7 @@ class CpuBackend {
   }
   const Tensor& input(std::size_t /*w*/, std::size_t slot) const { return inputs_[slot]; }
   const Tensor& target(std::size_t /*w*/, std::size_t slot) const { return targets_[slot]; }
+  static void connect(std::size_t /*from*/, std::size_t /*to*/) {}
   static Tensor send(Tensor data, std::size_t /*from*/, std::size_t /*to*/) { return data; }
   static double loss(std::size_t /*w*/, const Tensor& out, const Tensor& target, Tensor& gradient) {
     return StageParams::loss(out, target, gradient);
@@ -125,6 +126,22 @@ std::map<WorkerId, std::vector<std::int32_t>> stages_held(const planner::Schedul
     }
   }
   return held;
+}
+
+std::vector<std::pair<WorkerId, WorkerId>> send_pairs(const planner::Schedule& schedule) {
+  const planner::RouteTable routes(schedule);
+  std::vector<std::pair<WorkerId, WorkerId>> pairs;
+  for (const planner::WorkerSchedule& w : schedule.workers) {
+    for (const Action& a : w.actions) {
+      if (a.type != ActionType::kSendF && a.type != ActionType::kSendB) continue;
+      const std::int32_t reader_v = a.virtual_stage + (a.type == ActionType::kSendF ? 1 : -1);
+      const WorkerId reader = routes.worker_of(a.owner, reader_v, a.microbatch);
+      const std::pair pair{w.id, reader};
+      if (reader != w.id && std::find(pairs.begin(), pairs.end(), pair) == pairs.end())
+        pairs.push_back(pair);
+    }
+  }
+  return pairs;
 }
 
 /// Lowers and checks every schedule of the run: the first, then each kill's, which must keep the

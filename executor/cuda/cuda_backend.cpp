@@ -3,6 +3,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <map>
 #include <memory>
@@ -11,6 +12,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
@@ -78,15 +80,51 @@ struct DeviceShards {
   }
 };
 
-/// ncclAllReduce over ranks on their own GPUs (one communicator each, made together); a wait
-/// polls its stream and gives up, aborting the communicator, when the run stops or the limit
-/// passes.
+/// Polls `stream` until its work has finished (true) or `give_up()` says to stop waiting (false),
+/// pausing `pause` between polls.
+template <class GiveUp>
+bool wait_on(cudaStream_t stream, const char* what, std::chrono::microseconds pause,
+             GiveUp&& give_up) {
+  while (true) {
+    const cudaError_t status = cudaStreamQuery(stream);
+    if (status == cudaSuccess) return true;
+    if (status != cudaErrorNotReady) check(status, what);
+    if (give_up()) return false;
+    std::this_thread::sleep_for(pause);
+  }
+}
+
+/// A stream of its own on `device`, for one communicator's operations: NCCL operations of
+/// different communicators queued on one stream by different threads could wait on each other.
+class CommStream {
+ public:
+  explicit CommStream(int device) : device_(device) {
+    const DeviceGuard guard(device);
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+  }
+  ~CommStream() { static_cast<void>(cudaStreamDestroy(stream_)); }
+  CommStream(const CommStream&) = delete;
+  CommStream& operator=(const CommStream&) = delete;
+  [[nodiscard]] cudaStream_t get() const noexcept { return stream_; }
+  [[nodiscard]] int device() const noexcept { return device_; }
+
+ private:
+  int device_;
+  cudaStream_t stream_ = nullptr;
+};
+
+/// ncclAllReduce over ranks on their own GPUs (one communicator each, made together, each rank's
+/// operations on a communication stream of its own); a wait polls its stream and gives up,
+/// aborting the communicator, when the run stops or the limit passes.
 class NcclGroup {
  public:
   NcclGroup(std::vector<const Lane*> lanes, Abort& abort)
       : lanes_(std::move(lanes)), abort_(abort), comms_(lanes_.size(), nullptr) {
     std::vector<int> devices;
-    for (const Lane* l : lanes_) devices.push_back(l->device());
+    for (const Lane* l : lanes_) {
+      devices.push_back(l->device());
+      streams_.push_back(std::make_unique<CommStream>(l->device()));
+    }
     check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()),
                "ncclCommInitAll");
   }
@@ -99,30 +137,80 @@ class NcclGroup {
   void all_reduce(std::int32_t rank, DeviceTensor& data, const std::string& what) {
     if (lanes_.size() == 1) return;
     const auto r = static_cast<std::size_t>(rank);
-    const Lane& lane = *lanes_[r];
-    check_nccl(ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, comms_[r],
-                             lane.stream()),
-               "ncclAllReduce");
+    const cudaStream_t stream = streams_[r]->get();
+    check_nccl(
+        ncclAllReduce(data.data(), data.data(), data.size(), ncclFloat, ncclSum, comms_[r], stream),
+        "ncclAllReduce");
     const auto deadline = Clock::now() + abort_.limit();
-    while (true) {
-      const cudaError_t status = cudaStreamQuery(lane.stream());
-      if (status == cudaSuccess) return;
-      if (status != cudaErrorNotReady) check(status, "ncclAllReduce");
-      const bool late = Clock::now() > deadline;
-      if (abort_.raised() || late) {
-        static_cast<void>(ncclCommAbort(comms_[r]));
-        comms_[r] = nullptr;
-        throw std::runtime_error(
-            (late ? "waited over the limit for " : "stopped while waiting for ") + what);
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-    }
+    bool late = false;
+    if (wait_on(stream, "ncclAllReduce", std::chrono::microseconds(20), [&] {
+          late = Clock::now() > deadline;
+          return late || abort_.raised();
+        }))
+      return;
+    static_cast<void>(ncclCommAbort(comms_[r]));
+    comms_[r] = nullptr;
+    throw std::runtime_error((late ? "waited over the limit for " : "stopped while waiting for ") +
+                             what);
   }
 
  private:
   std::vector<const Lane*> lanes_;
   Abort& abort_;
   std::vector<ncclComm_t> comms_;
+  std::vector<std::unique_ptr<CommStream>> streams_;  ///< by rank
+};
+
+/// The messages from one worker to another on a different GPU: a communicator of the two (rank 0
+/// the sender, rank 1 the reader), driven by the sender's thread alone, which queues ncclSend and
+/// the matching ncclRecv in one group on a communication stream on each GPU and waits for both.
+/// Only the sender's thread uses it, so a message never waits on the reader's thread, as a device
+/// copy does not: the SEND is finished before the reader is told, whatever the reader is doing.
+class NcclLink {
+ public:
+  /// Gives up a message (the communicator aborted) that has not arrived within `limit`.
+  NcclLink(int from, int to, std::chrono::milliseconds limit)
+      : send_(from), recv_(to), limit_(limit) {
+    const std::array<int, 2> devices{from, to};
+    check_nccl(ncclCommInitAll(comms_.data(), 2, devices.data()), "ncclCommInitAll (send/recv)");
+  }
+  ~NcclLink() {
+    for (ncclComm_t c : comms_) static_cast<void>(ncclCommDestroy(c));
+  }
+  NcclLink(const NcclLink&) = delete;
+  NcclLink& operator=(const NcclLink&) = delete;
+
+  /// Moves `data` into `out` (as many floats, on the reader's GPU).
+  void transfer(const DeviceTensor& data, DeviceTensor& out) const {
+    // The group is closed whatever failed inside it, so that the thread is not left in a group.
+    ncclResult_t status = ncclGroupStart();
+    if (status == ncclSuccess) {
+      ncclResult_t queued =
+          ncclSend(data.data(), data.size(), ncclFloat, 1, comms_[0], send_.get());
+      if (queued == ncclSuccess)
+        queued = ncclRecv(out.data(), out.size(), ncclFloat, 0, comms_[1], recv_.get());
+      status = ncclGroupEnd();
+      if (queued != ncclSuccess) status = queued;
+    }
+    check_nccl(status, "ncclSend/ncclRecv");
+    const auto deadline = Clock::now() + limit_;
+    const auto late = [&] { return Clock::now() > deadline; };
+    // No pause between polls: a message's latency is a few microseconds.
+    if (wait_on(send_.get(), "ncclSend", std::chrono::microseconds(0), late) &&
+        wait_on(recv_.get(), "ncclRecv", std::chrono::microseconds(0), late))
+      return;
+    for (ncclComm_t& c : comms_) {
+      static_cast<void>(ncclCommAbort(c));
+      c = nullptr;
+    }
+    throw std::runtime_error("a message between GPUs " + std::to_string(send_.device()) + " and " +
+                             std::to_string(recv_.device()) + " did not arrive within the limit");
+  }
+
+ private:
+  CommStream send_, recv_;
+  std::chrono::milliseconds limit_;
+  mutable std::array<ncclComm_t, 2> comms_{};
 };
 
 /// A stage's gradient all-reduce: on device memory when its ranks share a GPU, NCCL otherwise.
@@ -161,24 +249,20 @@ class CudaBackend {
   using Chunk = DeviceChunk;
   using Reduce = CudaReduce;
 
-  explicit CudaBackend(const GpuPlacement& placement) {
+  /// `limit`: how long a SEND between GPUs may take before the run gives up.
+  CudaBackend(const GpuPlacement& placement, std::chrono::milliseconds limit) : limit_(limit) {
     for (const int d : placement.device) lanes_.push_back(std::make_unique<Lane>(d));
-    const std::set<int> devices(placement.device.begin(), placement.device.end());
-    for (const int a : devices) {
-      const DeviceGuard guard(a);
-      for (const int b : devices) {
-        int can = 0;
-        if (a != b && cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && can != 0) {
-          const cudaError_t status = cudaDeviceEnablePeerAccess(b, 0);
-          if (status != cudaErrorPeerAccessAlreadyEnabled)
-            check(status, "cudaDeviceEnablePeerAccess");
-          static_cast<void>(cudaGetLastError());
-        }
-      }
-    }
   }
 
   [[nodiscard]] const Lane& lane(std::size_t w) const { return *lanes_.at(w); }
+
+  /// Before any thread runs: the NCCL link for SENDs from worker `from` to worker `to` when they
+  /// are on different GPUs (made once, kept for the run's later schedules).
+  void connect(std::size_t from, std::size_t to) {
+    const int a = lane(from).device(), b = lane(to).device();
+    if (a == b || links_.count({from, to}) != 0) return;
+    links_.emplace(std::pair{from, to}, std::make_unique<NcclLink>(a, b, limit_));
+  }
 
   void enter(std::size_t w) const { check(cudaSetDevice(lane(w).device()), "cudaSetDevice"); }
   Stage make_stage(std::size_t w, const StageShape& shape, std::int32_t v,
@@ -201,23 +285,23 @@ class CudaBackend {
   const Tensor& target(std::size_t w, std::size_t slot) const {
     return targets_.at(lane(w).device())[slot];
   }
-  /// A device copy into a buffer on the reader's GPU, on the sender's stream.
+  /// Into a buffer on the reader's GPU: a device copy on the sender's stream when they share a
+  /// GPU, the pair's NCCL send and receive (connect) otherwise.
   Tensor send(const Tensor& data, std::size_t from, std::size_t to) const {
     const Lane& src = lane(from);
     const Lane& dst = lane(to);
-    const std::size_t bytes = data.size() * sizeof(float);
     if (src.device() == dst.device()) {
       Tensor out(data.size(), src.device(), src.stream());
-      check(cudaMemcpyAsync(out.data(), data.data(), bytes, cudaMemcpyDeviceToDevice, src.stream()),
+      check(cudaMemcpyAsync(out.data(), data.data(), data.size() * sizeof(float),
+                            cudaMemcpyDeviceToDevice, src.stream()),
             "cudaMemcpyAsync (send)");
       src.finish();
       return out;
     }
+    const auto link = links_.find({from, to});
+    RECYCLE_ASSERT(link != links_.end(), "a SEND between GPUs that were not connected");
     Tensor out(data.size(), dst.device(), nullptr);
-    check(cudaMemcpyPeerAsync(out.data(), dst.device(), data.data(), src.device(), bytes,
-                              src.stream()),
-          "cudaMemcpyPeerAsync (send)");
-    src.finish();
+    link->second->transfer(data, out);
     return out;
   }
   double loss(std::size_t w, const Tensor& out, const Tensor& target, Tensor& gradient) const {
@@ -231,8 +315,11 @@ class CudaBackend {
   static std::vector<float> download(const Tensor& t) { return t.download(); }
 
  private:
+  std::chrono::milliseconds limit_;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::map<int, std::vector<DeviceTensor>> inputs_, targets_;  ///< by device
+  /// By (sender, reader); read-only while the workers run.
+  std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<NcclLink>> links_;
 };
 
 /// Refuses a run whose workers' memory (run_bytes) does not fit the free memory of their GPUs.
@@ -262,7 +349,7 @@ GpuPlacement place(const planner::Schedule& schedule) {
 
 RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config) {
   const GpuPlacement placement = place(schedule);
-  CudaBackend backend(placement);
+  CudaBackend backend(placement, config.wait_limit);
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
     require_run_fits(plan, config.shape, config.iterations, kMaxGpuFlops);
     require_gpu_memory(plan, config.shape, placement);
@@ -270,6 +357,9 @@ RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config
 }
 
 namespace {
+
+/// How long a measurement's probe of a SEND or an all-reduce may wait.
+constexpr std::chrono::milliseconds kProbeLimit{60'000};
 
 /// The median time of `repetitions` SENDs of `floats` floats from worker 0 to worker 1.
 Nanos time_send(const CudaBackend& backend, std::size_t floats, std::int32_t repetitions) {
@@ -288,7 +378,7 @@ Nanos time_send(const CudaBackend& backend, std::size_t floats, std::int32_t rep
 /// rank on its own thread, as rank 0 sees it.
 Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32_t ranks,
                       std::int32_t repetitions) {
-  Abort abort(std::chrono::milliseconds(60'000));
+  Abort abort(kProbeLimit);
   std::vector<std::size_t> members;
   for (std::int32_t r = 0; r < ranks; ++r) members.push_back(static_cast<std::size_t>(r));
   const auto group = backend.make_reduce(members, abort);
@@ -329,7 +419,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
   require_all_reduce_fits(shape, ranks);
   const auto workers = static_cast<std::size_t>(std::max(pp * std::max(1, replicas), ranks));
   const GpuPlacement placement = place_workers(workers, ranks);
-  CudaBackend backend(placement);
+  CudaBackend backend(placement, kProbeLimit);
   backend.enter(0);
   const Lane& lane = backend.lane(0);
   const DeviceTensor input =
@@ -346,6 +436,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
       repetitions, 1);
   const auto floats =
       static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
+  backend.connect(0, 1);
   const Nanos latency = time_send(backend, 1, std::max(repetitions, 101));
   const Nanos message = time_send(backend, floats, repetitions);
   const profiles::StageProfile s = stage_profile(shape, stage);

@@ -3,13 +3,17 @@
 // simulator predicts its runs from.
 //  - Placement (executor/placement.hpp): one worker per GPU, or every worker on the machine's one
 //    GPU, each on its own stream.
-//  - SEND: a device copy of the message into a buffer on the reader's GPU (a peer copy between
-//    GPUs), finished before the reader is told.
+//  - SEND: the message into a buffer on the reader's GPU, finished before the reader is told: a
+//    device copy when they share a GPU, else ncclSend and ncclRecv of a communicator of the two
+//    GPUs, made before the run for each (sender, reader) pair of the schedule and driven by the
+//    sender's thread alone.
 //  - REDUCE_GRAD: workers sharing a GPU each sum a shard of the gradients over the replicas, in
 //    replica order, and copy the others' shards (the cpu backend's AllReduceGroup on device
-//    memory); workers on their own GPUs run ncclAllReduce, whose waits give up (the communicator
-//    aborted) when the run stops or the wait limit passes, so a lost peer never hangs a run.
-// Dense layers only; the timing brackets each action on the host after its stream finished.
+//    memory); workers on their own GPUs run ncclAllReduce on communication streams, whose waits
+//    give up (the communicator aborted) when the run stops or the wait limit passes, so a lost
+//    peer never hangs a run.
+// Dense layers or transformer blocks (GPT's or Llama's); the timing brackets each action on the
+// host after its stream finished.
 #pragma once
 
 #include <cstdint>

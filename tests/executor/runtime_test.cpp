@@ -7,9 +7,12 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "executor/run_schedule.hpp"
 #include "executor/runtime.hpp"
 #include "planner/generators.hpp"
 #include "planner/recycle_planner.hpp"
@@ -67,6 +70,32 @@ TEST_CASE("ReCycle's re-routed plans train what the fault-free job trains") {
     CAPTURE(plan.schedule.workers.size());
     check_against_reference(plan.schedule, small_config());
   }
+}
+
+TEST_CASE("the SEND pairs a backend connects before a run: neighbours, and the re-routed ones") {
+  using planner::WorkerId;
+  using Pairs = std::set<std::pair<WorkerId, WorkerId>>;
+  const auto pairs_of = [](const planner::Schedule& s) {
+    const auto list = detail::send_pairs(planner::lower(s));
+    const Pairs set(list.begin(), list.end());
+    CHECK(set.size() == list.size());  // each pair once
+    return set;
+  };
+  // 1F1B over 3 stages: activations down the pipeline, gradients back up.
+  planner::GeneratorOptions options;
+  options.layout = {1, 3, 4, 1};
+  CHECK(pairs_of(planner::generate_fault_free("1f1b", options)) ==
+        Pairs{{{0, 0}, {0, 1}}, {{0, 1}, {0, 2}}, {{0, 1}, {0, 0}}, {{0, 2}, {0, 1}}});
+  // ReCycle with worker 1:0 (pipeline 1's stage 0) failed over DP 2 x PP 2: its micro-batches
+  // start on 0:0, which sends them on to both pipelines' stage 1 and gets both's gradients back.
+  planner::RecycleOptions recycle;
+  recycle.layout = {2, 2, 4, 1};
+  recycle.failed = {{1, 0}};
+  recycle.search_work = 0;
+  const planner::RecyclePlan plan = planner::plan_recycle(recycle);
+  REQUIRE(plan.feasible);
+  CHECK(pairs_of(plan.schedule) ==
+        Pairs{{{0, 0}, {0, 1}}, {{0, 1}, {0, 0}}, {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}});
 }
 
 TEST_CASE("transformer blocks: ZB-H1 and a ReCycle plan train what the sequential loop trains") {

@@ -5,6 +5,10 @@
 #
 #   tools/validate-gpu.sh [REPORT]     (default: validate-gpu-report.md)
 #
+# First, with the cuda backend, CHECKS (default build/tests/recycle_cuda_checks: each layer kind
+# and whole runs on the GPUs against the cpu backend, tests/gpu/cuda_checks.cpp) runs and its
+# result heads the report; the script goes on when it fails and then exits 1 at the end.
+#
 # Environment: RECYCLE (the binary, default build/tools/recycle), RUNS (default 3), SIZE (the
 # dense workload's flags, default --width 4096 --layers-per-stage 4 --microbatch-size 512),
 # TSIZE (the transformer workload's, default 2 blocks of width 1024, 16 heads, 4 sequences of
@@ -60,6 +64,18 @@ trap 'rm -rf "$tmp"' EXIT
   echo
   echo "8 micro-batches, 10 iterations (the first is warm-up), $runs runs each."
 } > "$tmp/report.md"
+checks_failed=0
+if [[ $backend == cuda ]]; then
+  checks=${CHECKS:-build/tests/recycle_cuda_checks}
+  {
+    echo
+    echo "## The cuda backend against the cpu backend (\`$checks\`)"
+    echo
+    echo '```'
+    "$checks" 2>&1 | tail -n 40 || checks_failed=1
+    echo '```'
+  } >> "$tmp/report.md"
+fi
 for workload in "$size" "$tsize"; do
   {
     echo
@@ -126,3 +142,7 @@ fi
 } >> "$tmp/report.md"
 mv "$tmp/report.md" "$report"
 echo "wrote $report"
+if ((checks_failed)); then
+  echo "error: $checks failed: the cuda backend's arithmetic differs from the cpu's (see $report)" >&2
+  exit 1
+fi

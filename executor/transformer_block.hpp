@@ -16,7 +16,8 @@
 //  - Llama (Style{gated_mlp, no bias, rms_norm, rotary}): N is RMSNorm (x / sqrt(mean(x^2) +
 //    1e-5) times a gain); the MLP is SwiGLU, W1 = [Wgate Wup] (h x 2f) and Act(g, u) = SiLU(g) u;
 //    no biases; Q and K rotated by position (rotary embedding, base 10000, each head's feature i
-//    paired with feature i + d/2 as Llama and Megatron-LM pair them) before the scores.
+//    paired with feature i + d/2 as Megatron-LM pairs them by default; pairing neighbours instead
+//    permutes the features and costs the same) before the scores.
 // A GPT layer has heads x d = h and a 4h MLP. One tensor-parallel rank of a layer split over t
 // GPUs (Megatron-LM's split: Wqkv and W1 by columns, Wo and W2 by rows) computes the same block
 // with heads / t query heads, kv_heads / t key/value heads and an MLP of f / t: Dims says how

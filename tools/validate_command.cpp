@@ -12,6 +12,7 @@
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
 #include "executor/measure.hpp"
+#include "executor/run_costs.hpp"
 #include "executor/runtime.hpp"
 #include "planner/failures.hpp"
 #include "planner/lower.hpp"
@@ -161,6 +162,9 @@ struct Segment {
   std::string name;  ///< "1f1b", "recycle around 1:1"
   planner::Schedule lowered;
   double predicted_s = 0;
+  /// The prediction again from the run's own costs (executor/run_costs.hpp); nullopt when the
+  /// workers shared their units.
+  std::optional<double> predicted_from_run_s;
   std::optional<double> measured_s;  ///< nullopt when fewer than two of its iterations finished
   std::int32_t first = 0, end = 0;   ///< its iterations
 };
@@ -250,6 +254,11 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
     }
     std::printf("%-36s %10.3f ms %10.3f ms %+7.1f%%\n", "iteration time", s.predicted_s * 1e3,
                 *s.measured_s * 1e3, 100.0 * (s.predicted_s - *s.measured_s) / *s.measured_s);
+    if (s.predicted_from_run_s) {
+      std::printf("%-36s %10.3f ms %10.3f ms %+7.1f%%\n", "  from the run's own costs",
+                  *s.predicted_from_run_s * 1e3, *s.measured_s * 1e3,
+                  100.0 * (*s.predicted_from_run_s - *s.measured_s) / *s.measured_s);
+    }
     std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
                 samples / *s.measured_s);
   }
@@ -292,6 +301,10 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
     if (!s.measured_s) return std::nullopt;
     return 100.0 * (s.predicted_s - *s.measured_s) / *s.measured_s;
   };
+  const auto error_from_run = [](const Segment& s) -> std::optional<double> {
+    if (!s.measured_s || !s.predicted_from_run_s) return std::nullopt;
+    return 100.0 * (*s.predicted_from_run_s - *s.measured_s) / *s.measured_s;
+  };
   nlohmann::json j = {{"backend", o.backend},
                       {"schedule", segments.front().lowered.generator},
                       {"shared_cores", shared},
@@ -301,6 +314,8 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
   j["predicted_iteration_time_s"] = last.predicted_s;
   j["measured_iteration_time_s"] = number(last.measured_s);
   j["error_pct"] = number(error(last));
+  j["predicted_from_run_costs_s"] = number(last.predicted_from_run_s);
+  j["error_from_run_costs_pct"] = number(error_from_run(last));
   if (difference) j["max_relative_weight_difference"] = *difference;
   if (!run.recoveries.empty()) {
     nlohmann::json& list = j["segments"] = nlohmann::json::array();
@@ -310,7 +325,9 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
                       {"end_iteration", s.end},
                       {"predicted_iteration_time_s", s.predicted_s},
                       {"measured_iteration_time_s", number(s.measured_s)},
-                      {"error_pct", number(error(s))}});
+                      {"error_pct", number(error(s))},
+                      {"predicted_from_run_costs_s", number(s.predicted_from_run_s)},
+                      {"error_from_run_costs_pct", number(error_from_run(s))}});
     }
     nlohmann::json& kills = j["kills"] = nlohmann::json::array();
     for (std::size_t i = 0; i < run.recoveries.size(); ++i) {
@@ -406,6 +423,16 @@ int run_validate(ValidateOptions o) {
     segments[i].first = run.segment_start[i];
     segments[i].end = i + 1 < segments.size() ? run.segment_start[i + 1] : o.run.iterations;
     if (segments[i].end - segments[i].first >= 2) segments[i].measured_s = run.iteration_time_s(i);
+  }
+  if (!shared) {
+    // The same prediction from what the run's own actions took: its error is the schedule
+    // model's alone, the rest of the first error the costs timed before the run.
+    planner::CostModel own = model;
+    own.compute = executor::run_costs(run, costs);
+    for (Segment& segment : segments) {
+      if (const auto again = planner::steady_state(segment.lowered, own, direct))
+        segment.predicted_from_run_s = static_cast<double>(again->period) * 1e-9;
+    }
   }
   std::optional<double> difference;
   if (o.equivalence) {

@@ -1,10 +1,10 @@
 # recycle validate: the runtime's arithmetic is checked in tests/executor; here: what a user sees
 # (small sizes, so the figures are not asserted, only their presence) and every mistake.
 cli_test("validate compares predicted and measured" 0
-  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 "
+  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 "
   validate --schedule 1f1b --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3)
 cli_test("validate --json" 0
-  "\"error_pct\": [-0-9.e]+, ##  *\"iterations\": 2, ##  *\"measured_iteration_time_s\": [0-9.e-]+, ##  *\"microbatches_processed\": 8, ##  *\"predicted_iteration_time_s\": [0-9.e-]+,"
+  "\"error_from_run_costs_pct\": [-0-9.e]+, ##  *\"error_pct\": [-0-9.e]+, ##  *\"iterations\": 2, ##  *\"measured_iteration_time_s\": [0-9.e-]+, ##  *\"microbatches_processed\": 8, ##  *\"predicted_from_run_costs_s\": [0-9.e-]+, ##  *\"predicted_iteration_time_s\": [0-9.e-]+,"
   validate --schedule zb-h1 --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 2 --repetitions 3 --json)
 cli_test("validate --check-equivalence with a failed worker" 0
   "micro-batches processed: 24 .* ## equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"

@@ -1,5 +1,6 @@
 #include "executor/footprint.hpp"
 
+#include <algorithm>
 #include <limits>
 
 #include <fmt/format.h>
@@ -101,12 +102,15 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
                             l.microbatches, l.dp, l.pp));
 }
 
-void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops) {
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops,
+                              std::int32_t in_flight) {
   require_shape(shape);
-  require_bytes(worker_bytes(shape, 1), shape, 1);
-  require_flops((repetitions + 1.0) * chunk_flops(shape), max_flops,
+  const std::int32_t held = std::max(1, in_flight);
+  require_bytes(worker_bytes(shape, held), shape, 1);
+  const std::int64_t runs = (std::int64_t{timed_rounds(repetitions, held)} + 1) * held;
+  require_flops(static_cast<double>(runs) * chunk_flops(shape), max_flops,
                 "--repetitions x " + shape_flags(shape),
-                fmt::format("timing F, I and W {} times", repetitions + 1));
+                fmt::format("timing F, I and W {} times", runs));
 }
 
 void require_all_reduce_fits(const StageShape& shape, std::int32_t ranks) {

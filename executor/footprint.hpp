@@ -39,8 +39,18 @@ void require_shape(const StageShape& shape);
 /// the estimate and the limit. Each backend calls it before anything runs.
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
                       std::int32_t iterations, double max_flops);
-/// The same for timing one stage's operations `repetitions` + 1 times (measure_stage).
-void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops);
+/// The timed rounds of a measurement (stage_timer.hpp's time_stage) of at least `repetitions` of
+/// each operation, `in_flight` micro-batches a round: ceil(repetitions / in_flight), after one
+/// warm-up round.
+[[nodiscard]] constexpr std::int32_t timed_rounds(std::int32_t repetitions,
+                                                  std::int32_t in_flight) noexcept {
+  const std::int32_t per_round = in_flight < 1 ? 1 : in_flight;
+  return ((repetitions < 1 ? 1 : repetitions) + per_round - 1) / per_round;
+}
+/// The same for timing one stage's operations: (timed_rounds + 1) x `in_flight` micro-batches'
+/// F, I and W, `in_flight` of them held at once (measure_stage).
+void require_measurement_fits(const StageShape& shape, std::int32_t repetitions, double max_flops,
+                              std::int32_t in_flight = 1);
 /// Refuses timing an all-reduce of one stage's gradients over `ranks` replicas (one vector each)
 /// past kMaxRunBytes (InputError naming --dp).
 void require_all_reduce_fits(const StageShape& shape, std::int32_t ranks);

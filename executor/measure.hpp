@@ -18,13 +18,14 @@ struct MeasuredStage {
 };
 
 /// Times F, I, W and the optimizer step of one stage of `shape` on the calling thread with one
-/// BLAS thread: the median of `repetitions` runs after one warm-up run. Meanwhile
+/// BLAS thread: the median of `repetitions` runs after a warm-up, `in_flight` micro-batches held
+/// at once (stage_timer.hpp's time_stage). Meanwhile
 /// `concurrent - 1` other threads run the same operations on copies of the stage: the load of a
 /// run where that many workers compute at once and share the memory system and its caches (an
 /// operation timed alone on an idle machine is 2-4 % faster than in such a run,
 /// docs/validation.md).
 [[nodiscard]] MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
-                                          std::int32_t concurrent = 1);
+                                          std::int32_t concurrent = 1, std::int32_t in_flight = 1);
 
 /// One-way time of handing a message from one worker thread to another through a mailbox (the
 /// cpu backend's SEND/RECV: the data is moved, not copied, so the time does not grow with its
@@ -54,13 +55,15 @@ struct MeasuredStage {
 inline constexpr BytesPerSecond kMovedBandwidth = 1e18;
 
 /// The recycle.profile/1 of the cpu backend's workload split into `pp` stages of `shape` (every
-/// stage the same; the last one's loss is part of its measured I): the measured F, I, W and
-/// optimizer step (under the load of min(cores, pp x replicas) workers computing at once), the
+/// stage the same; the last stage's loss, which a run times inside its I, is not in it): the
+/// measured F, I, W and optimizer step (under the load of min(cores, pp x replicas) workers
+/// computing at once, `in_flight` micro-batches held at once), the
 /// bytes of the fp32 activations, messages and weights, and a "node" of `cores` workers linked by
 /// the measured hand-off latency, whose gradient all-reduces run at the bus bandwidth measured over
 /// `replicas` ranks (at least 2).
 [[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
                                                  std::int32_t cores, std::int32_t replicas,
-                                                 std::int32_t repetitions);
+                                                 std::int32_t repetitions,
+                                                 std::int32_t in_flight = 1);
 
 }  // namespace recycle::executor

@@ -1,7 +1,8 @@
 // Timing one stage's F, I, W and optimizer step, for every backend (measure_stage for the cpu
-// backend, the cuda backend's measurement): the median of `repetitions` runs after one warm-up,
-// while `concurrent - 1` other threads run the same operations on copies of the stage (the load
-// of a run where that many workers compute at once and share the memory system or the device).
+// backend, the cuda backend's measurement): medians of `repetitions` runs after a warm-up, with
+// as many micro-batches in flight as the schedule's workers hold at most, while `concurrent - 1`
+// other threads run the same operations on copies of the stage (the load of a run where that
+// many workers compute at once and share the memory system or the device).
 #pragma once
 
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "executor/footprint.hpp"
 #include "executor/measure.hpp"
 
 namespace recycle::executor {
@@ -21,21 +23,31 @@ namespace recycle::executor {
 }
 
 /// `make_stage()` returns a fresh stage (called on the thread that uses it); `loss(out, target,
-/// gradient)` is the last stage's loss; each operation has finished when it returns.
+/// gradient)` is the last stage's loss; each operation has finished when it returns. Each round
+/// runs F for `in_flight` micro-batches, then I and W for each in turn, then the step: the
+/// memory a worker holding that many micro-batches at once touches between an F and its W (the
+/// schedule's peak; 1 times each micro-batch's F, I and W back to back). F, I and W are the
+/// medians over at least `repetitions` of each after a warm-up round, the step the median over
+/// the rounds.
 template <class Chunk, class Tensor, class MakeStage, class Loss>
 MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tensor& target,
-                         Loss&& loss, std::int32_t repetitions, std::int32_t concurrent) {
+                         Loss&& loss, std::int32_t repetitions, std::int32_t concurrent,
+                         std::int32_t in_flight = 1) {
+  const auto held = static_cast<std::size_t>(std::max(1, in_flight));
   std::atomic<bool> done{false};
   std::vector<std::thread> load;
   for (std::int32_t k = 1; k < concurrent; ++k) {
     load.emplace_back([&] {
       auto copy = make_stage();
       while (!done.load(std::memory_order_relaxed)) {
-        Chunk chunk;
-        Tensor gradient;
-        loss(copy.forward(input, chunk), target, gradient);
-        static_cast<void>(copy.backward_input(gradient, chunk));
-        copy.backward_weight(chunk);
+        std::vector<Chunk> chunks(held);
+        std::vector<Tensor> gradients(held);
+        for (std::size_t m = 0; m < held; ++m)
+          loss(copy.forward(input, chunks[m]), target, gradients[m]);
+        for (std::size_t m = 0; m < held; ++m) {
+          static_cast<void>(copy.backward_input(gradients[m], chunks[m]));
+          copy.backward_weight(chunks[m]);
+        }
         copy.step(0.0, 1);
       }
     });
@@ -46,27 +58,28 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
   const auto since = [](Clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
   };
-  for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
-    Chunk chunk;
-    auto t = Clock::now();
-    const Tensor out = stage.forward(input, chunk);
-    const Nanos tf = since(t);
-    Tensor gradient;
-    loss(out, target, gradient);
-    t = Clock::now();
-    const Tensor dx = stage.backward_input(gradient, chunk);
-    const Nanos ti = since(t);
-    t = Clock::now();
-    stage.backward_weight(chunk);
-    const Nanos tw = since(t);
-    t = Clock::now();
+  const std::int32_t rounds = timed_rounds(repetitions, in_flight);
+  for (std::int32_t r = 0; r <= rounds; ++r) {
+    const bool counted = r > 0;  // round 0 is the warm-up
+    std::vector<Chunk> chunks(held);
+    std::vector<Tensor> gradients(held);
+    for (std::size_t m = 0; m < held; ++m) {
+      const auto t = Clock::now();
+      const Tensor out = stage.forward(input, chunks[m]);
+      if (counted) f.push_back(since(t));
+      loss(out, target, gradients[m]);
+    }
+    for (std::size_t m = 0; m < held; ++m) {
+      auto t = Clock::now();
+      const Tensor dx = stage.backward_input(gradients[m], chunks[m]);
+      if (counted) i.push_back(since(t));
+      t = Clock::now();
+      stage.backward_weight(chunks[m]);
+      if (counted) w.push_back(since(t));
+    }
+    const auto t = Clock::now();
     stage.step(0.0, 1);  // a step of size 0: the same work, the same weights
-    const Nanos to = since(t);
-    if (r == 0) continue;  // warm-up
-    f.push_back(tf);
-    i.push_back(ti);
-    w.push_back(tw);
-    opt.push_back(to);
+    if (counted) opt.push_back(since(t));
   }
   done = true;
   for (std::thread& t : load) t.join();

@@ -54,15 +54,15 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
 }
 
 profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
-                                  std::int32_t pp, std::int32_t replicas,
-                                  std::int32_t repetitions) {
+                                  std::int32_t pp, std::int32_t replicas, std::int32_t repetitions,
+                                  std::int32_t in_flight) {
 #if RECYCLE_HAVE_CUDA
   if (backend == Backend::kCuda)
-    return executor::cuda::measured_profile(shape, pp, replicas, repetitions);
+    return executor::cuda::measured_profile(shape, pp, replicas, repetitions, in_flight);
 #endif
   static_cast<void>(backend);
   return executor::measured_profile(shape, pp, static_cast<std::int32_t>(usable_cores()), replicas,
-                                    repetitions);
+                                    repetitions, in_flight);
 }
 
 executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,

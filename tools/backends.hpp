@@ -36,10 +36,12 @@ void require_run_fits(Backend backend, const planner::Schedule& schedule,
 /// Where `schedule`'s live workers go (refused, InputError, when the backend cannot place them).
 [[nodiscard]] Sharing sharing_for(Backend backend, const planner::Schedule& schedule);
 
-/// The backend's measured profile (executor::measured_profile, executor::cuda::measured_profile).
+/// The backend's measured profile (executor::measured_profile, executor::cuda::measured_profile),
+/// its operations timed with `in_flight` micro-batches held at once.
 [[nodiscard]] profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
                                                 std::int32_t pp, std::int32_t replicas,
-                                                std::int32_t repetitions);
+                                                std::int32_t repetitions,
+                                                std::int32_t in_flight = 1);
 
 /// Runs `schedule` on the backend.
 [[nodiscard]] executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,

@@ -18,6 +18,7 @@
 #include "planner/lower.hpp"
 #include "planner/period.hpp"
 #include "planner/semantics.hpp"
+#include "planner/validator.hpp"
 #include "sim/chrome_trace.hpp"
 #include "sim/shared_cores.hpp"
 #include "tools/backends.hpp"
@@ -201,7 +202,7 @@ std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::
   return kills;
 }
 
-void print_text(const ValidateOptions& o, const profiles::Profile& measured,
+void print_text(const ValidateOptions& o, const profiles::Profile& measured, std::int32_t in_flight,
                 const planner::Costs& costs, const std::vector<Segment>& segments,
                 const RunResult& run, const Sharing& sharing, std::optional<double> difference) {
   const planner::Layout& layout = segments.front().lowered.layout;
@@ -224,9 +225,9 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured,
   }
   const profiles::StageProfile& stage = measured.stages.front();
   std::printf(
-      "measured costs per micro-batch: F %.3f ms, I %.3f ms, W %.3f ms, optimizer %.3f ms, "
-      "hand-off %.1f us\n",
-      stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
+      "measured costs per micro-batch, %d held at once: F %.3f ms, I %.3f ms, W %.3f ms, "
+      "optimizer %.3f ms, hand-off %.1f us\n",
+      in_flight, stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
       stage.optimizer * 1e-6, measured.hardware.intra_node_latency * 1e-3);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
@@ -357,6 +358,8 @@ int run_validate(ValidateOptions o) {
   }
   planner::RunOptions direct;
   direct.network = planner::Network::kDirect;
+  // The most micro-batches a worker holds at once: the operations are timed holding as many.
+  std::int32_t in_flight = 1;
   {
     // Whether the run fits is known from the schedule's shape before anything is timed.
     const planner::CostModel unit = planner::CostModel::compute_only(
@@ -365,10 +368,12 @@ int run_validate(ValidateOptions o) {
     if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
       require_run_fits(backend, *sketch, o.run.shape, o.run.iterations);
       static_cast<void>(sharing_for(backend, *sketch));  // placed before anything is timed
+      for (const std::int32_t held : planner::peak_inflight_chunks(planner::lower(*sketch, unit)))
+        in_flight = std::max(in_flight, held);
     }
   }
   const profiles::Profile measured =
-      measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions);
+      measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight);
   const planner::CostModel model =
       planner::CostModel::from_profile(measured, layout, "the measured profile");
   const planner::Costs& costs = model.compute;
@@ -450,7 +455,7 @@ int run_validate(ValidateOptions o) {
   if (o.json) {
     std::printf("%s\n", to_json(o, segments, run, shared, difference).dump(2).c_str());
   } else {
-    print_text(o, measured, costs, segments, run, sharing, difference);
+    print_text(o, measured, in_flight, costs, segments, run, sharing, difference);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }

@@ -413,8 +413,8 @@ Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32
 }  // namespace
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t replicas,
-                                   std::int32_t repetitions) {
-  require_measurement_fits(shape, std::max(1, repetitions), kMaxGpuFlops);
+                                   std::int32_t repetitions, std::int32_t in_flight) {
+  require_measurement_fits(shape, std::max(1, repetitions), kMaxGpuFlops, in_flight);
   const std::int32_t ranks = std::max(2, replicas);
   require_all_reduce_fits(shape, ranks);
   const auto workers = static_cast<std::size_t>(std::max(pp * std::max(1, replicas), ranks));
@@ -433,7 +433,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
       [&](const DeviceTensor& out, const DeviceTensor& t, DeviceTensor& gradient) {
         return CudaStage::loss(lane, out, t, gradient);
       },
-      repetitions, 1);
+      repetitions, 1, in_flight);
   const auto floats =
       static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
   backend.connect(0, 1);

@@ -32,12 +32,13 @@ namespace recycle::executor::cuda {
 /// each GPU has free (InputError naming the workload's flags).
 [[nodiscard]] RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config);
 
-/// measured_profile for the cuda backend: F, I, W and the step timed on GPU 0 while the other
-/// workers that share it (every worker of `pp` x `replicas` when the machine has one GPU) run the
-/// same operations; a message's latency and bandwidth from timed SENDs between two workers placed
-/// as a run places them; the all-reduce's bus bandwidth timed over `replicas` ranks (at least 2)
+/// measured_profile for the cuda backend: F, I, W and the step timed alone on GPU 0 (workers that
+/// share a GPU are modelled as sharing it, sim/shared_cores.hpp), `in_flight` micro-batches held
+/// at once; a message's latency and bandwidth from timed SENDs between two workers placed as a
+/// run places them; the all-reduce's bus bandwidth timed over `replicas` ranks (at least 2)
 /// placed the same way.
 [[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
-                                                 std::int32_t replicas, std::int32_t repetitions);
+                                                 std::int32_t replicas, std::int32_t repetitions,
+                                                 std::int32_t in_flight = 1);
 
 }  // namespace recycle::executor::cuda

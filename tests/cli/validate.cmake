@@ -1,8 +1,13 @@
 # recycle validate: the runtime's arithmetic is checked in tests/executor; here: what a user sees
 # (small sizes, so the figures are not asserted, only their presence) and every mistake.
 cli_test("validate compares predicted and measured" 0
-  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 "
+  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch, 2 held at once: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 "
   validate --schedule 1f1b --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3)
+# The operations are timed holding as many micro-batches as the schedule's busiest worker: 1F1B's
+# first stage holds PP = 2 (above), GPipe's every stage all 4.
+cli_test("validate: GPipe's costs are timed with all its micro-batches held" 0
+  "measured costs per micro-batch, 4 held at once: F "
+  validate --schedule gpipe --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 2 --repetitions 3)
 cli_test("validate --json" 0
   "\"error_from_run_costs_pct\": [-0-9.e]+, ##  *\"error_pct\": [-0-9.e]+, ##  *\"iterations\": 2, ##  *\"measured_iteration_time_s\": [0-9.e-]+, ##  *\"microbatches_processed\": 8, ##  *\"predicted_from_run_costs_s\": [0-9.e-]+, ##  *\"predicted_iteration_time_s\": [0-9.e-]+,"
   validate --schedule zb-h1 --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 2 --repetitions 3 --json)

@@ -100,3 +100,18 @@ TEST_CASE("validate-gpu.sh's Llama jobs: 8B needs tp 2 to fit, 70B's rank share 
   CHECK_NOTHROW(require_measurement_fits(seventy, 10, kMaxGpuFlops));
   CHECK_THROWS_AS(require_measurement_fits(seventy, 10, kMaxCpuFlops), InputError);
 }
+
+TEST_CASE("a measurement holding micro-batches in flight: its rounds, arithmetic and memory") {
+  // At least `repetitions` of each operation, `in_flight` a round: ceil(repetitions / in_flight).
+  CHECK(timed_rounds(10, 3) == 4);
+  CHECK(timed_rounds(8, 8) == 1);
+  CHECK(timed_rounds(20, 1) == 20);
+  CHECK(timed_rounds(0, 0) == 1);
+  // Width 5, 3 layers, 4 rows: 3 x 2 x 4 x 5^2 x 3 = 1800 operations per micro-batch's F, I and
+  // W. 8 repetitions one at a time are 9 timings (a warm-up first), 16,200 operations; 8 held at
+  // once are a warm-up round and one timed round of 8, 16 timings, 28,800.
+  const StageShape shape{5, 3, 4};
+  CHECK_NOTHROW(require_measurement_fits(shape, 8, 20'000, 1));
+  CHECK_THROWS_WITH_AS(require_measurement_fits(shape, 8, 20'000, 8),
+                       doctest::Contains("timing F, I and W 16 times"), InputError);
+}

@@ -263,24 +263,23 @@ class TransformerLayers {
     return dx;
   }
 
+  /// W of a linear layer z = x Wt (+ b) over the tokens, x `in` wide and z `out` wide:
+  /// dWt += x^T dz, and with biases db += dz's column sums.
+  void linear_weight(const Buffer& x, int in, const Buffer& dz, int out, float* dw, float* db) {
+    gemm_row_major(ops_, true, false, in, out, d_.tokens(), x.data(), in, dz.data(), out, 1.0F, dw,
+                   out);
+    if (d_.style.bias) ops_.add_column_sums(db, dz.data(), d_.tokens(), out);
+  }
+
   void backward_weight_layer(const Buffer* k, const Buffer* gr, float* g) {
     const int t = d_.tokens(), h = d_.width, a = d_.attention(), q3 = d_.qkv(), m = d_.mlp_in(),
               f = d_.ffn;
-    const bool bias = d_.style.bias;
-    gemm_row_major(ops_, true, false, f, h, t, k[T::kAct].data(), f, gr[G::kDy].data(), h, 1.0F,
-                   g + o_.w2, h);
-    if (bias) ops_.add_column_sums(g + o_.b2, gr[G::kDy].data(), t, h);
-    gemm_row_major(ops_, true, false, h, m, t, k[T::kLn2].data(), h, gr[G::kDu].data(), m, 1.0F,
-                   g + o_.w1, m);
-    if (bias) ops_.add_column_sums(g + o_.b1, gr[G::kDu].data(), t, m);
+    linear_weight(k[T::kAct], f, gr[G::kDy], h, g + o_.w2, g + o_.b2);
+    linear_weight(k[T::kLn2], h, gr[G::kDu], m, g + o_.w1, g + o_.b1);
     ops_.layer_norm_weight(g + o_.g2, norm_bias(g + o_.b2n), gr[G::kDln2].data(),
                            k[T::kXhat2].data(), t, h);
-    gemm_row_major(ops_, true, false, a, h, t, k[T::kHeads].data(), a, gr[G::kDy1].data(), h, 1.0F,
-                   g + o_.wo, h);
-    if (bias) ops_.add_column_sums(g + o_.bo, gr[G::kDy1].data(), t, h);
-    gemm_row_major(ops_, true, false, h, q3, t, k[T::kLn1].data(), h, gr[G::kDqkv].data(), q3, 1.0F,
-                   g + o_.wqkv, q3);
-    if (bias) ops_.add_column_sums(g + o_.bqkv, gr[G::kDqkv].data(), t, q3);
+    linear_weight(k[T::kHeads], a, gr[G::kDy1], h, g + o_.wo, g + o_.bo);
+    linear_weight(k[T::kLn1], h, gr[G::kDqkv], q3, g + o_.wqkv, g + o_.bqkv);
     ops_.layer_norm_weight(g + o_.g1, norm_bias(g + o_.b1n), gr[G::kDln1].data(),
                            k[T::kXhat1].data(), t, h);
   }

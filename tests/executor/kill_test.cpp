@@ -11,7 +11,6 @@
 #include "core/error.hpp"
 #include "executor/runtime.hpp"
 #include "planner/generators.hpp"
-#include "planner/recycle_planner.hpp"
 #include "tests/executor/reference.hpp"
 
 using namespace recycle;
@@ -21,16 +20,6 @@ using planner::Layout;
 using planner::WorkerId;
 
 namespace {
-
-planner::Schedule recycle_plan(const Layout& layout, std::vector<WorkerId> failed) {
-  planner::RecycleOptions options;
-  options.layout = layout;
-  options.failed = std::move(failed);
-  options.search_work = 0;
-  const planner::RecyclePlan plan = planner::plan_recycle(options);
-  REQUIRE(plan.feasible);
-  return plan.schedule;
-}
 
 RunConfig kill_config() {
   RunConfig config = small_config();

@@ -1,13 +1,18 @@
 // What the executor's tests compare against: the sequential loop a pipeline schedule must train
-// the same weights as, and a small configuration that runs in milliseconds.
+// the same weights as, a small configuration that runs in milliseconds, and ReCycle's plan for a
+// set of failed workers.
 #pragma once
+
+#include <doctest/doctest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "executor/runtime.hpp"
 #include "executor/stage_math.hpp"
+#include "planner/recycle_planner.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::executor::testing {
@@ -48,6 +53,18 @@ inline double max_relative_difference(const std::vector<float>& a, const std::ve
     worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
   }
   return worst;
+}
+
+/// ReCycle's plan (its list schedule, no search) for `failed` on `layout`, which must be feasible.
+inline planner::Schedule recycle_plan(const planner::Layout& layout,
+                                      std::vector<planner::WorkerId> failed) {
+  planner::RecycleOptions options;
+  options.layout = layout;
+  options.failed = std::move(failed);
+  options.search_work = 0;
+  const planner::RecyclePlan plan = planner::plan_recycle(options);
+  REQUIRE(plan.feasible);
+  return plan.schedule;
 }
 
 inline RunConfig small_config() {

@@ -15,7 +15,6 @@
 #include "executor/run_schedule.hpp"
 #include "executor/runtime.hpp"
 #include "planner/generators.hpp"
-#include "planner/recycle_planner.hpp"
 #include "tests/executor/reference.hpp"
 
 using namespace recycle;
@@ -60,15 +59,10 @@ TEST_CASE("fault-free schedules train what the sequential loop trains") {
 TEST_CASE("ReCycle's re-routed plans train what the fault-free job trains") {
   for (const std::vector<planner::WorkerId>& failed :
        std::vector<std::vector<planner::WorkerId>>{{{1, 0}}, {{0, 1}}, {{0, 2}, {2, 0}}}) {
-    planner::RecycleOptions options;
-    options.layout = {3, 3, 3, 1};
-    options.failed = failed;
-    options.search_work = 0;
-    const planner::RecyclePlan plan = planner::plan_recycle(options);
-    REQUIRE(plan.feasible);
-    CHECK(!plan.schedule.routes.empty());
-    CAPTURE(plan.schedule.workers.size());
-    check_against_reference(plan.schedule, small_config());
+    const planner::Schedule plan = recycle_plan({3, 3, 3, 1}, failed);
+    CHECK(!plan.routes.empty());
+    CAPTURE(plan.workers.size());
+    check_against_reference(plan, small_config());
   }
 }
 
@@ -88,13 +82,7 @@ TEST_CASE("the SEND pairs a backend connects before a run: neighbours, and the r
         Pairs{{{0, 0}, {0, 1}}, {{0, 1}, {0, 2}}, {{0, 1}, {0, 0}}, {{0, 2}, {0, 1}}});
   // ReCycle with worker 1:0 (pipeline 1's stage 0) failed over DP 2 x PP 2: its micro-batches
   // start on 0:0, which sends them on to both pipelines' stage 1 and gets both's gradients back.
-  planner::RecycleOptions recycle;
-  recycle.layout = {2, 2, 4, 1};
-  recycle.failed = {{1, 0}};
-  recycle.search_work = 0;
-  const planner::RecyclePlan plan = planner::plan_recycle(recycle);
-  REQUIRE(plan.feasible);
-  CHECK(pairs_of(plan.schedule) ==
+  CHECK(pairs_of(recycle_plan({2, 2, 4, 1}, {{1, 0}})) ==
         Pairs{{{0, 0}, {0, 1}}, {{0, 1}, {0, 0}}, {{0, 0}, {1, 1}}, {{1, 1}, {0, 0}}});
 }
 
@@ -109,13 +97,7 @@ TEST_CASE("transformer blocks: ZB-H1 and a ReCycle plan train what the sequentia
   planner::GeneratorOptions options;
   options.layout = {2, 3, 4, 1};
   check_against_reference(planner::generate_fault_free("zb-h1", options), config);
-  planner::RecycleOptions recycle;
-  recycle.layout = {2, 3, 4, 1};
-  recycle.failed = {{1, 1}};
-  recycle.search_work = 0;
-  const planner::RecyclePlan plan = planner::plan_recycle(recycle);
-  REQUIRE(plan.feasible);
-  check_against_reference(plan.schedule, config);
+  check_against_reference(recycle_plan({2, 3, 4, 1}, {{1, 1}}), config);
 }
 
 TEST_CASE("a deadlocking schedule is refused before anything runs") {

@@ -22,7 +22,6 @@
 #include "executor/cuda/cuda_backend.hpp"
 #include "executor/cuda/cuda_stage.hpp"
 #include "planner/generators.hpp"
-#include "planner/recycle_planner.hpp"
 #include "tests/executor/reference.hpp"
 
 using namespace recycle;
@@ -116,15 +115,7 @@ TEST_CASE("runs on the GPUs train what the sequential loop on the cpu trains") {
     planner::GeneratorOptions options;
     options.layout = {four ? 2 : 1, 2, 4, 1};
     std::vector<planner::Schedule> schedules{planner::generate_fault_free("1f1b", options)};
-    if (four) {
-      planner::RecycleOptions recycle;
-      recycle.layout = options.layout;
-      recycle.failed = {{1, 0}};
-      recycle.search_work = 0;
-      const planner::RecyclePlan plan = planner::plan_recycle(recycle);
-      REQUIRE(plan.feasible);
-      schedules.push_back(plan.schedule);
-    }
+    if (four) schedules.push_back(recycle_plan(options.layout, {{1, 0}}));
     for (const planner::Schedule& schedule : schedules) {
       CAPTURE(schedule.workers.size());
       const RunResult run = cuda::run_on_cuda(schedule, config);

@@ -14,14 +14,24 @@
 
 namespace recycle::executor {
 
+TimingLoad run_load(std::int64_t workers, std::int64_t cores, std::int32_t in_flight,
+                    std::vector<int> shared_cpus) {
+  TimingLoad load;
+  load.in_flight = std::max(1, in_flight);
+  const std::int64_t computing = shared_cpus.empty() ? std::min(workers, cores) : workers;
+  load.concurrent = static_cast<std::int32_t>(std::clamp<std::int64_t>(computing, 1, 1 << 20));
+  load.pin_cpus = std::move(shared_cpus);
+  return load;
+}
+
 MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
-                            std::int32_t concurrent, std::int32_t in_flight) {
-  require_measurement_fits(shape, std::max(1, repetitions), kMaxCpuFlops, in_flight);
+                            const TimingLoad& load) {
+  require_measurement_fits(shape, std::max(1, repetitions), kMaxCpuFlops, load.in_flight);
   openblas_set_num_threads(1);
   const std::vector<float> input = synthetic_input(shape, 1, 0, 0, 0);
   const std::vector<float> target = synthetic_target(shape, 1, 0, 0, 0);
   return time_stage<Chunk>([&] { return StageParams(shape, 0, 1); }, input, target,
-                           &StageParams::loss, repetitions, concurrent, in_flight);
+                           &StageParams::loss, repetitions, load);
 }
 
 Nanos measure_handoff(std::int32_t repetitions) {
@@ -85,13 +95,10 @@ profiles::StageProfile stage_profile(const StageShape& shape, const MeasuredStag
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t cores,
                                    std::int32_t replicas, std::int32_t repetitions,
-                                   std::int32_t in_flight) {
-  // As many workers compute at once as there are workers or cores, whichever is fewer.
-  const auto workers = std::int64_t{pp} * std::max(1, replicas);
-  const auto concurrent = static_cast<std::int32_t>(std::clamp<std::int64_t>(workers, 1, cores));
+                                   const TimingLoad& load) {
   const std::int32_t ranks = std::max(2, replicas);
   require_all_reduce_fits(shape, ranks);  // before anything is timed
-  const MeasuredStage stage = measure_stage(shape, repetitions, concurrent, in_flight);
+  const MeasuredStage stage = measure_stage(shape, repetitions, load);
   const Nanos handoff = measure_handoff(std::max(repetitions, 101));
   const profiles::StageProfile s = stage_profile(shape, stage);
   profiles::Profile p;

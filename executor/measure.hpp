@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "core/units.hpp"
 #include "executor/stage_math.hpp"
@@ -17,15 +18,33 @@ struct MeasuredStage {
   Nanos optimizer = 0;      ///< one optimizer step of the stage
 };
 
-/// Times F, I, W and the optimizer step of one stage of `shape` on the calling thread with one
-/// BLAS thread: the median of `repetitions` runs after a warm-up, `in_flight` micro-batches held
-/// at once (stage_timer.hpp's time_stage). Meanwhile
-/// `concurrent - 1` other threads run the same operations on copies of the stage: the load of a
-/// run where that many workers compute at once and share the memory system and its caches (an
-/// operation timed alone on an idle machine is 2-4 % faster than in such a run,
-/// docs/validation.md).
+/// Under which load a stage's operations are timed: as in the run they predict.
+struct TimingLoad {
+  /// Threads computing at once, the timed one included: the others run the same operations on
+  /// copies of the stage (the load of a run where that many workers compute at once and share the
+  /// memory system and its caches; an operation timed alone on an idle machine is 2-4 % faster
+  /// than in such a run, docs/validation.md).
+  std::int32_t concurrent = 1;
+  std::int32_t in_flight = 1;  ///< micro-batches each thread holds at once
+  /// Empty: the threads run where the system puts them and each operation is timed by the wall
+  /// clock. Else thread k (0, the timed one) runs only on cpu pin_cpus[k % size], as the run's
+  /// worker k does (RunConfig::pin_cpus), and each operation is timed by the processor time its
+  /// thread used (thread_cpu_ns): the work sim/shared_cores.hpp shares a core's time among,
+  /// including what the core's other threads cost it (caches refilled after each switch).
+  std::vector<int> pin_cpus;
+};
+
+/// The load of a run of `workers` live workers on `cores` cores: as many compute at once as there
+/// are workers or cores, whichever is fewer; workers that outnumber the cores share them, kept on
+/// `shared_cpus` (the run's RunConfig::pin_cpus; empty when they do not share), all computing at
+/// once.
+[[nodiscard]] TimingLoad run_load(std::int64_t workers, std::int64_t cores, std::int32_t in_flight,
+                                  std::vector<int> shared_cpus = {});
+
+/// Times F, I, W and the optimizer step of one stage of `shape` with one BLAS thread a thread: the
+/// median of `repetitions` runs after a warm-up (stage_timer.hpp's time_stage), under `load`.
 [[nodiscard]] MeasuredStage measure_stage(const StageShape& shape, std::int32_t repetitions,
-                                          std::int32_t concurrent = 1, std::int32_t in_flight = 1);
+                                          const TimingLoad& load = {});
 
 /// One-way time of handing a message from one worker thread to another through a mailbox (the
 /// cpu backend's SEND/RECV: the data is moved, not copied, so the time does not grow with its
@@ -56,14 +75,12 @@ inline constexpr BytesPerSecond kMovedBandwidth = 1e18;
 
 /// The recycle.profile/1 of the cpu backend's workload split into `pp` stages of `shape` (every
 /// stage the same; the last stage's loss, which a run times inside its I, is not in it): the
-/// measured F, I, W and optimizer step (under the load of min(cores, pp x replicas) workers
-/// computing at once, `in_flight` micro-batches held at once), the
-/// bytes of the fp32 activations, messages and weights, and a "node" of `cores` workers linked by
-/// the measured hand-off latency, whose gradient all-reduces run at the bus bandwidth measured over
-/// `replicas` ranks (at least 2).
+/// F, I, W and optimizer step measured under `load` (run_load), the bytes of the fp32
+/// activations, messages and weights, and a "node" of `cores` workers linked by the measured
+/// hand-off latency, whose gradient all-reduces run at the bus bandwidth measured over `replicas`
+/// ranks (at least 2).
 [[nodiscard]] profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp,
                                                  std::int32_t cores, std::int32_t replicas,
-                                                 std::int32_t repetitions,
-                                                 std::int32_t in_flight = 1);
+                                                 std::int32_t repetitions, const TimingLoad& load);
 
 }  // namespace recycle::executor

@@ -22,7 +22,7 @@ planner::Costs run_costs(const RunResult& run, const planner::Costs& timed) {
         case ActionType::kBackwardWeight:
         case ActionType::kBackward:
         case ActionType::kOptimizer:
-          durations[{t.action.type, t.action.virtual_stage}].push_back(t.end_ns - t.start_ns);
+          durations[{t.action.type, t.action.virtual_stage}].push_back(t.work_ns());
           break;
         default:
           break;

@@ -46,6 +46,7 @@
 
 #include "core/error.hpp"
 #include "executor/channels.hpp"
+#include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/heartbeat.hpp"
 #include "executor/runtime.hpp"
@@ -172,6 +173,7 @@ class Worker {
   bool run(WorkerRun& out, std::int32_t first) {
     const std::int32_t iterations = shared_.config.iterations;
     const bool keep_snapshots = !shared_.config.kills.empty();
+    const bool on_shared_core = !shared_.config.pin_cpus.empty();
     out.timeline.reserve(out.timeline.size() +
                          schedule_.actions.size() * static_cast<std::size_t>(iterations - first));
     for (std::int32_t it = first; it < iterations; ++it) {
@@ -196,10 +198,12 @@ class Worker {
                                 "the optimizer barrier of iteration " + std::to_string(it));
         }
         Input input = fetch(a, it);  // waiting for data is not part of the action
+        const std::int64_t cpu_start = on_shared_core ? thread_cpu_ns() : 0;
         const std::int64_t start = shared_.now_ns();
         execute(a, it, input);
         const std::int64_t end = shared_.now_ns();
-        out.timeline.push_back({a, it, start, end});
+        out.timeline.push_back(
+            {a, it, start, end, on_shared_core ? thread_cpu_ns() - cpu_start : -1});
         if (a.type == ActionType::kOptimizer) {
           stepped = true;
           const std::lock_guard lock(shared_.run.mutex);

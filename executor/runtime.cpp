@@ -10,13 +10,11 @@
 #include <optional>
 #include <stdexcept>
 #include <thread>
-
-#include <pthread.h>
-#include <sched.h>
 #include <tuple>
 
 #include "core/error.hpp"
 #include "executor/channels.hpp"
+#include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/heartbeat.hpp"
 #include "executor/run_schedule.hpp"
@@ -54,15 +52,6 @@ double RunResult::iteration_time_s(std::size_t segment) const {
 }
 
 namespace {
-
-/// Keeps the calling thread on one cpu (RunConfig::pin_cpus).
-void pin_to(int cpu) {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) != 0)
-    throw std::runtime_error("cannot keep a worker on cpu " + std::to_string(cpu));
-}
 
 /// The cpu backend (executor/run_schedule.hpp): StageParams on OpenBLAS, messages moved between
 /// threads, the all-reduce of executor/channels.hpp.

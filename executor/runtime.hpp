@@ -61,7 +61,16 @@ struct TimedAction {
   std::int32_t iteration = 0;
   std::int64_t start_ns = 0;  ///< from the common start of every worker
   std::int64_t end_ns = 0;
+  /// The processor time the worker's thread used for it (thread_cpu_ns), recorded when workers
+  /// are kept on cores they share (RunConfig::pin_cpus), where the wall time includes the others'
+  /// work; -1 otherwise.
+  std::int64_t cpu_ns = -1;
   bool dropped = false;  ///< part of an iteration a failure interrupted (redone later)
+
+  /// The work it took: its processor time where recorded, else its wall time.
+  [[nodiscard]] std::int64_t work_ns() const noexcept {
+    return cpu_ns >= 0 ? cpu_ns : end_ns - start_ns;
+  }
 };
 
 /// What one kill did.

@@ -1,16 +1,18 @@
 // Timing one stage's F, I, W and optimizer step, for every backend (measure_stage for the cpu
-// backend, the cuda backend's measurement): medians of `repetitions` runs after a warm-up, with
-// as many micro-batches in flight as the schedule's workers hold at most, while `concurrent - 1`
-// other threads run the same operations on copies of the stage (the load of a run where that
-// many workers compute at once and share the memory system or the device).
+// backend, the cuda backend's measurement): medians of `repetitions` runs after a warm-up, under
+// the load of the run they predict (measure.hpp's TimingLoad): as many micro-batches in flight as
+// the schedule's workers hold at most, while other threads run the same operations on copies of
+// the stage, kept on the cores the run's workers are kept on when they share them.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <exception>
 #include <thread>
 #include <vector>
 
+#include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/measure.hpp"
 
@@ -24,20 +26,25 @@ namespace recycle::executor {
 
 /// `make_stage()` returns a fresh stage (called on the thread that uses it); `loss(out, target,
 /// gradient)` is the last stage's loss; each operation has finished when it returns. Each round
-/// runs F for `in_flight` micro-batches, then I and W for each in turn, then the step: the
+/// runs F for `load.in_flight` micro-batches, then I and W for each in turn, then the step: the
 /// memory a worker holding that many micro-batches at once touches between an F and its W (the
 /// schedule's peak; 1 times each micro-batch's F, I and W back to back). F, I and W are the
 /// medians over at least `repetitions` of each after a warm-up round, the step the median over
-/// the rounds.
+/// the rounds. Timed on the calling thread by the wall clock, or, when `load.pin_cpus` keeps the
+/// threads on cores, on a thread of its own kept on pin_cpus[0] by its processor time.
 template <class Chunk, class Tensor, class MakeStage, class Loss>
 MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tensor& target,
-                         Loss&& loss, std::int32_t repetitions, std::int32_t concurrent,
-                         std::int32_t in_flight = 1) {
-  const auto held = static_cast<std::size_t>(std::max(1, in_flight));
+                         Loss&& loss, std::int32_t repetitions, const TimingLoad& load) {
+  const auto held = static_cast<std::size_t>(std::max(1, load.in_flight));
+  const bool pinned = !load.pin_cpus.empty();
+  const auto pin = [&](std::int32_t k) {
+    if (pinned) pin_to(load.pin_cpus[static_cast<std::size_t>(k) % load.pin_cpus.size()]);
+  };
   std::atomic<bool> done{false};
-  std::vector<std::thread> load;
-  for (std::int32_t k = 1; k < concurrent; ++k) {
-    load.emplace_back([&] {
+  std::vector<std::thread> others;
+  for (std::int32_t k = 1; k < load.concurrent; ++k) {
+    others.emplace_back([&, k] {
+      pin(k);
       auto copy = make_stage();
       while (!done.load(std::memory_order_relaxed)) {
         std::vector<Chunk> chunks(held);
@@ -52,37 +59,56 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
       }
     });
   }
-  auto stage = make_stage();
   std::vector<Nanos> f, i, w, opt;
-  using Clock = std::chrono::steady_clock;
-  const auto since = [](Clock::time_point t) {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t).count();
+  const auto now = [pinned]() -> Nanos {
+    if (pinned) return thread_cpu_ns();
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
   };
-  const std::int32_t rounds = timed_rounds(repetitions, in_flight);
-  for (std::int32_t r = 0; r <= rounds; ++r) {
-    const bool counted = r > 0;  // round 0 is the warm-up
-    std::vector<Chunk> chunks(held);
-    std::vector<Tensor> gradients(held);
-    for (std::size_t m = 0; m < held; ++m) {
-      const auto t = Clock::now();
-      const Tensor out = stage.forward(input, chunks[m]);
-      if (counted) f.push_back(since(t));
-      loss(out, target, gradients[m]);
+  const auto timed = [&] {
+    pin(0);
+    auto stage = make_stage();
+    const std::int32_t rounds = timed_rounds(repetitions, load.in_flight);
+    for (std::int32_t r = 0; r <= rounds; ++r) {
+      const bool counted = r > 0;  // round 0 is the warm-up
+      std::vector<Chunk> chunks(held);
+      std::vector<Tensor> gradients(held);
+      for (std::size_t m = 0; m < held; ++m) {
+        const Nanos t = now();
+        const Tensor out = stage.forward(input, chunks[m]);
+        if (counted) f.push_back(now() - t);
+        loss(out, target, gradients[m]);
+      }
+      for (std::size_t m = 0; m < held; ++m) {
+        Nanos t = now();
+        const Tensor dx = stage.backward_input(gradients[m], chunks[m]);
+        if (counted) i.push_back(now() - t);
+        t = now();
+        stage.backward_weight(chunks[m]);
+        if (counted) w.push_back(now() - t);
+      }
+      const Nanos t = now();
+      stage.step(0.0, 1);  // a step of size 0: the same work, the same weights
+      if (counted) opt.push_back(now() - t);
     }
-    for (std::size_t m = 0; m < held; ++m) {
-      auto t = Clock::now();
-      const Tensor dx = stage.backward_input(gradients[m], chunks[m]);
-      if (counted) i.push_back(since(t));
-      t = Clock::now();
-      stage.backward_weight(chunks[m]);
-      if (counted) w.push_back(since(t));
+  };
+  std::exception_ptr failed;
+  const auto guarded = [&] {
+    try {
+      timed();
+    } catch (...) {
+      failed = std::current_exception();
     }
-    const auto t = Clock::now();
-    stage.step(0.0, 1);  // a step of size 0: the same work, the same weights
-    if (counted) opt.push_back(since(t));
+  };
+  if (pinned) {
+    std::thread(guarded).join();  // the caller's own thread stays where it was
+  } else {
+    guarded();
   }
   done = true;
-  for (std::thread& t : load) t.join();
+  for (std::thread& t : others) t.join();
+  if (failed) std::rethrow_exception(failed);
   return {{median_of(f), median_of(i), median_of(w)}, median_of(opt)};
 }
 

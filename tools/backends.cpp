@@ -1,5 +1,7 @@
 #include "tools/backends.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "executor/footprint.hpp"
@@ -55,14 +57,18 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
 
 profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
                                   std::int32_t pp, std::int32_t replicas, std::int32_t repetitions,
-                                  std::int32_t in_flight) {
+                                  std::int32_t in_flight, const Sharing& placed) {
 #if RECYCLE_HAVE_CUDA
   if (backend == Backend::kCuda)
     return executor::cuda::measured_profile(shape, pp, replicas, repetitions, in_flight);
 #endif
   static_cast<void>(backend);
-  return executor::measured_profile(shape, pp, static_cast<std::int32_t>(usable_cores()), replicas,
-                                    repetitions, in_flight);
+  const auto cores = static_cast<std::int32_t>(usable_cores());
+  const std::int64_t workers = placed.unit_of.empty()
+                                   ? std::int64_t{pp} * std::max(1, replicas)
+                                   : static_cast<std::int64_t>(placed.unit_of.size());
+  return executor::measured_profile(shape, pp, cores, replicas, repetitions,
+                                    executor::run_load(workers, cores, in_flight, placed.pin_cpus));
 }
 
 executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,

@@ -37,11 +37,15 @@ void require_run_fits(Backend backend, const planner::Schedule& schedule,
 [[nodiscard]] Sharing sharing_for(Backend backend, const planner::Schedule& schedule);
 
 /// The backend's measured profile (executor::measured_profile, executor::cuda::measured_profile),
-/// its operations timed with `in_flight` micro-batches held at once.
+/// its operations timed with `in_flight` micro-batches held at once, under the load of a run
+/// placed as `placed` says (sharing_for; default: pp x replicas workers, placed where the system
+/// puts them). For the cpu backend's workers sharing cores: each thread kept where its worker will
+/// be, and timed by its processor time (executor::TimingLoad).
 [[nodiscard]] profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
                                                 std::int32_t pp, std::int32_t replicas,
                                                 std::int32_t repetitions,
-                                                std::int32_t in_flight = 1);
+                                                std::int32_t in_flight = 1,
+                                                const Sharing& placed = {});
 
 /// Runs `schedule` on the backend.
 [[nodiscard]] executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,

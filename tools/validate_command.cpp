@@ -84,7 +84,7 @@ KillSpec parse_kill(const std::string& text, const planner::Layout& layout,
 using executor::RunResult;
 
 /// Seconds a worker's compute stream was busy per iteration over iterations [from, to) (not
-/// counting dropped work).
+/// counting dropped work): the work of its actions (their processor time on shared cores).
 double measured_busy_s(const executor::WorkerRun& w, std::int32_t from, std::int32_t to) {
   std::int64_t busy = 0;
   for (const executor::TimedAction& t : w.timeline) {
@@ -92,7 +92,7 @@ double measured_busy_s(const executor::WorkerRun& w, std::int32_t from, std::int
         planner::stream_of(t.action.type) != planner::Stream::kCompute)
       continue;
     if (t.action.type == planner::ActionType::kReduceGrad) continue;  // a wait, not work
-    busy += t.end_ns - t.start_ns;
+    busy += t.work_ns();
   }
   return to > from ? static_cast<double>(busy) * 1e-9 / (to - from) : 0.0;
 }
@@ -164,7 +164,7 @@ struct Segment {
   planner::Schedule lowered;
   double predicted_s = 0;
   /// The prediction again from the run's own costs (executor/run_costs.hpp); nullopt when the
-  /// workers shared their units.
+  /// workers shared a GPU.
   std::optional<double> predicted_from_run_s;
   std::optional<double> measured_s;  ///< nullopt when fewer than two of its iterations finished
   std::int32_t first = 0, end = 0;   ///< its iterations
@@ -224,11 +224,18 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
         segments.front().lowered.workers.size(), sharing.units, sharing.units);
   }
   const profiles::StageProfile& stage = measured.stages.front();
+  // Threads sharing cores are timed by their processor time (executor::TimingLoad).
+  const std::string clock = sharing.shared && !sharing.pin_cpus.empty()
+                                ? ", processor time with " +
+                                      std::to_string(sharing.unit_of.size()) +
+                                      " threads placed as the workers"
+                                : "";
   std::printf(
-      "measured costs per micro-batch, %d held at once: F %.3f ms, I %.3f ms, W %.3f ms, "
+      "measured costs per micro-batch, %d held at once%s: F %.3f ms, I %.3f ms, W %.3f ms, "
       "optimizer %.3f ms, hand-off %.1f us\n",
-      in_flight, stage.forward * 1e-6, stage.backward_input * 1e-6, stage.backward_weight * 1e-6,
-      stage.optimizer * 1e-6, measured.hardware.intra_node_latency * 1e-3);
+      in_flight, clock.c_str(), stage.forward * 1e-6, stage.backward_input * 1e-6,
+      stage.backward_weight * 1e-6, stage.optimizer * 1e-6,
+      measured.hardware.intra_node_latency * 1e-3);
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const executor::Recovery& r = run.recoveries[i - 1];
@@ -263,9 +270,8 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
     std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
                 samples / *s.measured_s);
   }
-  if (sharing.shared) {
-    std::printf("busy times not compared: a shared %s stretches every action's wall time\n",
-                sharing.unit == "GPU" ? "GPU" : "core");
+  if (sharing.shared && sharing.pin_cpus.empty()) {
+    std::printf("busy times not compared: a shared GPU stretches every action's wall time\n");
   } else {
     // Per worker, over the iterations of the last schedule after its first.
     const Segment& last = segments.back();
@@ -360,6 +366,7 @@ int run_validate(ValidateOptions o) {
   direct.network = planner::Network::kDirect;
   // The most micro-batches a worker holds at once: the operations are timed holding as many.
   std::int32_t in_flight = 1;
+  Sharing placed;  // where the run's workers will compute: the operations are timed so placed
   {
     // Whether the run fits is known from the schedule's shape before anything is timed.
     const planner::CostModel unit = planner::CostModel::compute_only(
@@ -367,13 +374,13 @@ int run_validate(ValidateOptions o) {
     std::string ignored;
     if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
       require_run_fits(backend, *sketch, o.run.shape, o.run.iterations);
-      static_cast<void>(sharing_for(backend, *sketch));  // placed before anything is timed
+      placed = sharing_for(backend, *sketch);
       for (const std::int32_t held : planner::peak_inflight_chunks(planner::lower(*sketch, unit)))
         in_flight = std::max(in_flight, held);
     }
   }
   const profiles::Profile measured =
-      measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight);
+      measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight, placed);
   const planner::CostModel model =
       planner::CostModel::from_profile(measured, layout, "the measured profile");
   const planner::Costs& costs = model.compute;
@@ -401,26 +408,32 @@ int run_validate(ValidateOptions o) {
     }
     return out;
   };
+  // A schedule's predicted iteration time with `with`'s costs: the steady-state period, or with
+  // shared units the walk of sim/shared_cores.hpp over the run's iterations.
+  const auto predict = [&](const planner::Schedule& plan,
+                           const planner::CostModel& with) -> std::optional<double> {
+    if (!shared) {
+      const auto period = planner::steady_state(plan, with, direct);
+      if (!period) return std::nullopt;
+      return static_cast<double>(period->period) * 1e-9;
+    }
+    planner::GraphOptions graph;
+    graph.network = planner::Network::kDirect;
+    graph.staggered_optimizer = plan.staggered_optimizer;
+    const auto ends =
+        sim::shared_core_iteration_ends(plan, with, graph, core_of(plan), o.run.iterations);
+    if (!ends) return std::nullopt;
+    return static_cast<double>(ends->back() - ends->front()) * 1e-9 / (o.run.iterations - 1);
+  };
   std::vector<Segment> segments;
   for (std::size_t i = 0; i <= o.run.kills.size(); ++i) {
     const planner::Schedule& plan = i == 0 ? lowered : o.run.kills[i - 1].then;
     Segment& segment = segments.emplace_back();
     segment.name = name_of(plan);
     segment.lowered = plan;
-    if (!shared) {
-      const auto predicted = planner::steady_state(plan, model, direct);
-      if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
-      segment.predicted_s = static_cast<double>(predicted->period) * 1e-9;
-      continue;
-    }
-    planner::GraphOptions graph;
-    graph.network = planner::Network::kDirect;
-    graph.staggered_optimizer = plan.staggered_optimizer;
-    const auto ends =
-        sim::shared_core_iteration_ends(plan, model, graph, core_of(plan), o.run.iterations);
-    if (!ends) throw InputError("--schedule", "the schedule deadlocks");
-    segment.predicted_s =
-        static_cast<double>(ends->back() - ends->front()) * 1e-9 / (o.run.iterations - 1);
+    const auto predicted = predict(plan, model);
+    if (!predicted) throw InputError("--schedule", "the schedule deadlocks");
+    segment.predicted_s = *predicted;
   }
 
   const RunResult run = run_on(backend, lowered, o.run);
@@ -429,15 +442,14 @@ int run_validate(ValidateOptions o) {
     segments[i].end = i + 1 < segments.size() ? run.segment_start[i + 1] : o.run.iterations;
     if (segments[i].end - segments[i].first >= 2) segments[i].measured_s = run.iteration_time_s(i);
   }
-  if (!shared) {
-    // The same prediction from what the run's own actions took: its error is the schedule
-    // model's alone, the rest of the first error the costs timed before the run.
+  if (!shared || !o.run.pin_cpus.empty()) {
+    // The same prediction from what the run's own actions took (their processor time on shared
+    // cores): its error is the schedule model's alone, the rest of the first error the costs
+    // timed before the run. Not for workers sharing a GPU, whose actions' times include the
+    // others' work.
     planner::CostModel own = model;
     own.compute = executor::run_costs(run, costs);
-    for (Segment& segment : segments) {
-      if (const auto again = planner::steady_state(segment.lowered, own, direct))
-        segment.predicted_from_run_s = static_cast<double>(again->period) * 1e-9;
-    }
+    for (Segment& segment : segments) segment.predicted_from_run_s = predict(segment.lowered, own);
   }
   std::optional<double> difference;
   if (o.equivalence) {

@@ -433,7 +433,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
       [&](const DeviceTensor& out, const DeviceTensor& t, DeviceTensor& gradient) {
         return CudaStage::loss(lane, out, t, gradient);
       },
-      repetitions, 1, in_flight);
+      repetitions, TimingLoad{.concurrent = 1, .in_flight = in_flight, .pin_cpus = {}});
   const auto floats =
       static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width);
   backend.connect(0, 1);

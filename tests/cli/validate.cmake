@@ -16,7 +16,7 @@ cli_test("validate --check-equivalence with a failed worker" 0
   validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 1:0 --check-equivalence --width 32 --microbatch-size 4 --iterations 3 --repetitions 3)
 
 cli_shell_test("validate: more workers than cores share them, and the prediction says so" 0
-  "2 live workers share 1 cores: worker i of the list runs on core i % 1, .* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## .* ## busy times not compared"
+  "2 live workers share 1 cores: worker i of the list runs on core i % 1, .* ## measured costs per micro-batch, 2 held at once, processor time with 2 threads placed as the workers: F .* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## .* ## busy [(]0,0[)] .* ## busy [(]0,1[)] "
   "taskset -c 0 ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3")
 cli_test("validate --block transformer: attention and MLP blocks, checked for equivalence" 0
   "recycle around 1:0 on the cpu backend: PP 2, DP 2, 4 micro-batches of 8 x 16, 1 transformer block of width 16, 4 heads, sequences of 4 per stage, 3 live workers.* ## micro-batches processed: 16 .* ## equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"

@@ -15,7 +15,12 @@ TimedAction timed(ActionType type, std::int32_t v, std::int32_t iteration, std::
   Action a;
   a.type = type;
   a.virtual_stage = v;
-  return {a, iteration, 1000, 1000 + ns, dropped};
+  return {.action = a,
+          .iteration = iteration,
+          .start_ns = 1000,
+          .end_ns = 1000 + ns,
+          .cpu_ns = -1,
+          .dropped = dropped};
 }
 
 }  // namespace
@@ -44,4 +49,18 @@ TEST_CASE("run_costs: medians of the counted actions, B split as the timed costs
   CHECK(costs.virtual_stages[0] == planner::StageCost{200, 24, 36});
   CHECK(costs.virtual_stages[1] == planner::StageCost{10, 60, 30});
   CHECK(costs.optimizer == std::vector<Nanos>{7, 5});
+}
+
+TEST_CASE("run_costs: on shared cores, an action's processor time, not its wall time") {
+  // Two F of stage 0 that each held the core half the time: 100 and 120 ns of processor time in
+  // 200 and 240 ns of wall time; one more with no processor time recorded counts its wall time.
+  const planner::Costs before{{{10, 20, 30}}, {5}};
+  RunResult run;
+  TimedAction a = timed(ActionType::kForward, 0, 1, 200);
+  a.cpu_ns = 100;
+  TimedAction b = timed(ActionType::kForward, 0, 1, 240);
+  b.cpu_ns = 120;
+  run.workers.emplace_back().timeline = {a, b, timed(ActionType::kForward, 0, 2, 110)};
+  CHECK(a.work_ns() == 100);
+  CHECK(run_costs(run, before).virtual_stages[0].forward == 110);  // median of 100, 120, 110
 }

@@ -198,12 +198,12 @@ class Worker {
                                 "the optimizer barrier of iteration " + std::to_string(it));
         }
         Input input = fetch(a, it);  // waiting for data is not part of the action
-        const std::int64_t cpu_start = on_shared_core ? thread_cpu_ns() : 0;
         const std::int64_t start = shared_.now_ns();
+        const std::int64_t cpu_start = on_shared_core ? thread_cpu_ns() : 0;
         execute(a, it, input);
+        const std::int64_t cpu = on_shared_core ? thread_cpu_ns() - cpu_start : -1;
         const std::int64_t end = shared_.now_ns();
-        out.timeline.push_back(
-            {a, it, start, end, on_shared_core ? thread_cpu_ns() - cpu_start : -1});
+        out.timeline.push_back({a, it, start, end, cpu});
         if (a.type == ActionType::kOptimizer) {
           stepped = true;
           const std::lock_guard lock(shared_.run.mutex);

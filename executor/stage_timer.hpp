@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -41,22 +42,35 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
     if (pinned) pin_to(load.pin_cpus[static_cast<std::size_t>(k) % load.pin_cpus.size()]);
   };
   std::atomic<bool> done{false};
+  std::mutex failure;
+  std::exception_ptr failed;  // the first thread's failure, rethrown once every thread is joined
+  const auto guarded = [&](auto&& body) {
+    try {
+      body();
+    } catch (...) {
+      const std::lock_guard lock(failure);
+      if (!failed) failed = std::current_exception();
+      done = true;
+    }
+  };
   std::vector<std::thread> others;
   for (std::int32_t k = 1; k < load.concurrent; ++k) {
     others.emplace_back([&, k] {
-      pin(k);
-      auto copy = make_stage();
-      while (!done.load(std::memory_order_relaxed)) {
-        std::vector<Chunk> chunks(held);
-        std::vector<Tensor> gradients(held);
-        for (std::size_t m = 0; m < held; ++m)
-          loss(copy.forward(input, chunks[m]), target, gradients[m]);
-        for (std::size_t m = 0; m < held; ++m) {
-          static_cast<void>(copy.backward_input(gradients[m], chunks[m]));
-          copy.backward_weight(chunks[m]);
+      guarded([&] {
+        pin(k);
+        auto copy = make_stage();
+        while (!done.load(std::memory_order_relaxed)) {
+          std::vector<Chunk> chunks(held);
+          std::vector<Tensor> gradients(held);
+          for (std::size_t m = 0; m < held; ++m)
+            loss(copy.forward(input, chunks[m]), target, gradients[m]);
+          for (std::size_t m = 0; m < held; ++m) {
+            static_cast<void>(copy.backward_input(gradients[m], chunks[m]));
+            copy.backward_weight(chunks[m]);
+          }
+          copy.step(0.0, 1);
         }
-        copy.step(0.0, 1);
-      }
+      });
     });
   }
   std::vector<Nanos> f, i, w, opt;
@@ -93,18 +107,10 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
       if (counted) opt.push_back(now() - t);
     }
   };
-  std::exception_ptr failed;
-  const auto guarded = [&] {
-    try {
-      timed();
-    } catch (...) {
-      failed = std::current_exception();
-    }
-  };
   if (pinned) {
-    std::thread(guarded).join();  // the caller's own thread stays where it was
+    std::thread([&] { guarded(timed); }).join();  // the caller's own thread stays where it was
   } else {
-    guarded();
+    guarded(timed);
   }
   done = true;
   for (std::thread& t : others) t.join();

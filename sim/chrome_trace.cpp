@@ -15,12 +15,11 @@ using planner::ActionType;
 
 constexpr const char* kTrackNames[] = {"", "compute", "communication", "all-reduce"};
 
-/// Microseconds with exactly three decimals: the nanosecond, no floating-point rounding.
-std::string micros(Nanos ns) {
+}  // namespace
+
+std::string trace_micros(Nanos ns) {
   return fmt::format("{}.{:03}", ns / 1000, ns % 1000);
 }
-
-}  // namespace
 
 ChromeTraceWriter::ChromeTraceWriter(const planner::Schedule& schedule) : pp_(schedule.layout.pp) {
   for (const planner::WorkerSchedule& ws : schedule.workers) {
@@ -47,13 +46,13 @@ void ChromeTraceWriter::slice(planner::WorkerId worker, Track track, const std::
                               const std::string& args) {
   event(fmt::format(
       R"({{"ph":"X","name":"{}","cat":"{}","pid":{},"tid":{},"ts":{},"dur":{},"args":{{{}}}}})",
-      name, category, pid_of(worker), static_cast<int>(track), micros(start), micros(end - start),
-      args));
+      name, category, pid_of(worker), static_cast<int>(track), trace_micros(start),
+      trace_micros(end - start), args));
 }
 
 void ChromeTraceWriter::mark(planner::WorkerId worker, const std::string& name, Nanos at) {
   event(fmt::format(R"({{"ph":"i","s":"p","name":"{}","pid":{},"tid":{},"ts":{}}})", name,
-                    pid_of(worker), static_cast<int>(kCompute), micros(at)));
+                    pid_of(worker), static_cast<int>(kCompute), trace_micros(at)));
 }
 
 std::string ChromeTraceWriter::finish() && {

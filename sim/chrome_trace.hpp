@@ -13,6 +13,9 @@
 
 namespace recycle::sim {
 
+/// Nanoseconds as the trace's microseconds: exactly three decimals, no floating-point rounding.
+[[nodiscard]] std::string trace_micros(Nanos ns);
+
 /// The writer behind chrome_trace(), for timelines measured elsewhere (`recycle validate`): the
 /// same processes, tracks and event shapes, so predicted and measured open side by side.
 class ChromeTraceWriter {

@@ -125,8 +125,9 @@ double max_weight_difference(const RunResult& run, const RunResult& reference) {
 
 /// The measured timeline in the format of `recycle simulate --chrome-trace`: compute actions and
 /// OPT on the compute track, SEND/RECV on the communication track, REDUCE_GRAD (including the wait
-/// for the peers) on the all-reduce track; work of dropped iterations in category "dropped"; each
-/// kill, detection and resumption as an instant event.
+/// for the peers) on the all-reduce track; work of dropped iterations in category "dropped"; on
+/// shared cores each action's processor time in its args; each kill, detection and resumption as
+/// an instant event.
 std::string measured_chrome_trace(const planner::Schedule& first, const RunResult& run) {
   sim::ChromeTraceWriter out(first);
   using Track = sim::ChromeTraceWriter::Track;
@@ -139,6 +140,7 @@ std::string measured_chrome_trace(const planner::Schedule& first, const RunResul
                               : Track::kComm;
       std::string args = sim::action_args(a, w.id.dp, t.iteration);
       if (t.dropped) args += R"(,"dropped":true)";
+      if (t.cpu_ns >= 0) args += R"(,"processor_us":)" + sim::trace_micros(t.cpu_ns);
       out.slice(w.id, track, planner::to_token(a, w.id.dp),
                 t.dropped ? "dropped" : planner::type_name(a.type), t.start_ns, t.end_ns, args);
     }

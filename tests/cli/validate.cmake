@@ -78,6 +78,9 @@ cli_test("validate: kills out of order" 2
   "error: --kill 0:0@1: kills must come in the order they strike: this one is in iteration 1, before the previous kill.s 2"
   validate --schedule 1f1b --pp 2 --dp 3 --microbatches 4 --kill 1:0@2 --kill 0:0@1 --check-equivalence --width 32 --microbatch-size 4)
 
+# On a shared core each action's processor time is in its args, never more than its wall time.
+cli_shell_test("validate --chrome-trace on a shared core: each action's processor time" 0 "processor ok"
+  "taskset -c 0 ${P} validate --schedule zb-h1 --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3 --chrome-trace ${OUT}/validate_shared_trace.json > /dev/null && python3 -c \"import json; e=json.load(open('${OUT}/validate_shared_trace.json'))['traceEvents']; x=[y for y in e if y['ph'] == 'X' and y['cat'] in ('F', 'I', 'W')]; assert len(x) == 3 * 4 * 3 * 2, len(x); assert all(0 <= y['args']['processor_us'] <= y['dur'] for y in x), [y for y in x if y['args']['processor_us'] > y['dur']][:3]; print('processor ok')\"")
 # --chrome-trace: the measured timeline in simulate's format, with the kill's marks and the
 # dropped work in its own category; the forwards that count are 3 iterations x DP 2 x 4
 # micro-batches x 2 stages.

@@ -1,5 +1,9 @@
 #include "executor/placement.hpp"
 
+#include <cblas.h>
+
+#include <charconv>
+
 #include "core/error.hpp"
 
 namespace recycle::executor {
@@ -26,6 +30,33 @@ GpuPlacement place_on_gpus(std::size_t workers, std::int32_t replicas, int gpus,
   placement.device.assign(workers, 0);
   placement.shared = workers > 1;
   return placement;
+}
+
+std::optional<std::int32_t> blas_max_threads(std::string_view config) {
+  constexpr std::string_view key = "MAX_THREADS=";
+  const std::size_t at = config.find(key);
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view digits = config.substr(at + key.size());
+  std::int32_t value = 0;
+  const auto [end, error] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (error != std::errc() || end == digits.data() || value < 1) return std::nullopt;
+  return value;
+}
+
+std::int32_t cpu_worker_limit() {
+  const char* config = openblas_get_config();
+  return blas_max_threads(config == nullptr ? "" : config).value_or(50);
+}
+
+void require_cpu_placement(std::size_t workers) {
+  const std::int32_t limit = cpu_worker_limit();
+  if (workers > static_cast<std::size_t>(limit)) {
+    throw InputError("--backend cpu", std::to_string(workers) +
+                                          " live workers: the cpu backend runs at most " +
+                                          std::to_string(limit) +
+                                          ", the threads its OpenBLAS lets call it at once "
+                                          "(MAX_THREADS)");
+  }
 }
 
 }  // namespace recycle::executor

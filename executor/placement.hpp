@@ -1,11 +1,14 @@
-// Where the cuda backend puts a run's workers on a machine's GPUs, decided before anything runs:
-// one worker per GPU when there are enough GPUs, all of them on one GPU when the machine has one
-// (the common development box: their streams share the device, their transfers are device
-// copies, and the simulator is told that they share it), else the run is refused.
+// Where the backends put a run's workers, decided before anything runs. The cuda backend: one
+// worker per GPU when there are enough GPUs, all of them on one GPU when the machine has one (the
+// common development box: their streams share the device, their transfers are device copies, and
+// the simulator is told that they share it), else the run is refused. The cpu backend: a thread
+// per worker, as many as its BLAS library lets call it at once.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace recycle::executor {
@@ -24,5 +27,18 @@ struct GpuPlacement {
 /// more than kMaxSharedReplicas replicas sharing one GPU.
 [[nodiscard]] GpuPlacement place_on_gpus(std::size_t workers, std::int32_t replicas, int gpus,
                                          const std::string& why_none = "");
+
+/// The number after "MAX_THREADS=" in an OpenBLAS configuration string (openblas_get_config());
+/// nullopt when it has none.
+[[nodiscard]] std::optional<std::int32_t> blas_max_threads(std::string_view config);
+
+/// The most workers the cpu backend runs, each a thread calling OpenBLAS: the MAX_THREADS its
+/// OpenBLAS was built for. Past its table of per-thread buffers, OpenBLAS (0.3.21) corrupts memory
+/// or stops the program. 50, the smallest table an OpenBLAS build has, when the library does not
+/// say.
+[[nodiscard]] std::int32_t cpu_worker_limit();
+
+/// Refuses (InputError naming --backend cpu) more than cpu_worker_limit() live workers.
+void require_cpu_placement(std::size_t workers);
 
 }  // namespace recycle::executor

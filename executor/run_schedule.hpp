@@ -34,6 +34,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -137,6 +138,9 @@ struct Shared {
   std::atomic<std::int64_t> detect_ns{-1};
   std::atomic<std::int64_t> last_beat_ns{-1};
   Heartbeats* heartbeats = nullptr;
+  /// Waited on for the detection of a kill that blocked no survivor (woken by the abort).
+  std::mutex detection_mutex;
+  std::condition_variable detection;
 
   Shared(RunState<B>& r, const planner::Schedule& s,
          const std::map<planner::WorkerId, std::size_t>& i)
@@ -469,6 +473,17 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
     });
   }
   for (std::thread& t : threads) t.join();
+  if (shared.kill_ns >= 0 && shared.detected < 0 && !shared.abort.raised()) {
+    // The kill struck after the last action any survivor waited on (late in the last iteration):
+    // the survivors finished without blocking on it, and its beats stop all the same. The failure
+    // is found as ever, by the monitor, and the iteration it left unfinished is dropped and redone.
+    // The detection raises the abort, which wakes this wait.
+    shared.abort.watch(&shared.detection, &shared.detection_mutex);
+    std::unique_lock lock(shared.detection_mutex);
+    wait_for(
+        lock, shared.detection, shared.abort, [&] { return shared.detected >= 0; },
+        "the heartbeat monitor to find worker " + planner::to_string(kill->worker) + " silent");
+  }
   heartbeats.reset();
   if (shared.detected < 0) {
     if (shared.abort.raised()) throw std::runtime_error(shared.abort.reason());
@@ -476,9 +491,12 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
   }
   const planner::WorkerId silent = schedule.workers[static_cast<std::size_t>(shared.detected)].id;
   if (kill == nullptr || silent != kill->worker || shared.kill_ns < 0) {
-    throw std::runtime_error("worker " + planner::to_string(silent) +
-                             " missed its heartbeats but was not killed: the machine is too "
-                             "loaded for the heartbeat period");
+    throw InputError("--heartbeat-ms",
+                     "worker " + planner::to_string(silent) + " missed " +
+                         std::to_string(run.config.heartbeat.missed) + " beats of " +
+                         std::to_string(run.config.heartbeat.period.count()) +
+                         " ms without being killed: this machine is too loaded for that period; "
+                         "give a longer one");
   }
 
   // Drop every iteration some worker did not finish.

@@ -17,6 +17,7 @@
 #include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/heartbeat.hpp"
+#include "executor/placement.hpp"
 #include "executor/run_schedule.hpp"
 #include "planner/lower.hpp"
 #include "planner/validator.hpp"
@@ -190,6 +191,7 @@ RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config)
   CpuBackend backend(config.pin_cpus);
   openblas_set_num_threads(1);  // one BLAS thread per worker thread
   return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
+    require_cpu_placement(plan.workers.size());
     require_run_fits(plan, config.shape, config.iterations, kMaxCpuFlops);
   });
 }

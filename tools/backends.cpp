@@ -6,6 +6,7 @@
 #include "core/parallel.hpp"
 #include "executor/footprint.hpp"
 #include "executor/measure.hpp"
+#include "executor/placement.hpp"
 #if RECYCLE_HAVE_CUDA
 #include "executor/cuda/cuda_backend.hpp"
 #endif
@@ -46,6 +47,7 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
     return s;
 #endif
   }
+  executor::require_cpu_placement(workers);
   s.unit = "cores";
   s.units = usable_cores();
   s.shared = workers > s.units;

@@ -86,7 +86,7 @@ JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32
     try {
       return measure_profile(backend, shape, 1, 2, repetitions);
     } catch (const InputError& e) {
-      if (e.where() == "--backend") throw;
+      if (e.where().starts_with("--backend")) throw;  // the backend's, not the job's
       // The shape came from the job, not from the shape flags the message names.
       refuse(job, "its layer (" + describe_layers(shape) + ")", e.problem());
     }

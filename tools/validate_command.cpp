@@ -15,6 +15,7 @@
 #include "executor/run_costs.hpp"
 #include "executor/runtime.hpp"
 #include "planner/failures.hpp"
+#include "planner/generators.hpp"
 #include "planner/lower.hpp"
 #include "planner/period.hpp"
 #include "planner/semantics.hpp"
@@ -25,6 +26,7 @@
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
+#include "tools/trace_source.hpp"
 #include "tools/workload_options.hpp"
 
 namespace recycle::tools {
@@ -42,6 +44,7 @@ struct ValidateOptions {
   std::vector<std::string> kills;  ///< DP:STAGE@ITERATION[.FRACTION]
   std::int32_t heartbeat_ms = 10;
   std::string chrome_trace;
+  std::string seed = "1";  ///< --seed, checked as every command's (seed_value)
 };
 
 /// One --kill: the worker, the iteration (from 0), the fraction of its actions done first.
@@ -64,8 +67,9 @@ KillSpec parse_kill(const std::string& text, const planner::Layout& layout,
   if (when.empty() || when.size() > 2 || !digits(when[0]) ||
       (when.size() == 2 && !digits(when[1]))) {
     throw InputError(flag,
-                     "expected DP:STAGE@ITERATION[.FRACTION], e.g. 0:1@2.5 (worker 0:1, "
-                     "half-way through iteration 2, counted from 0)");
+                     "expected DP:STAGE@ITERATION[.FRACTION], each of ITERATION and FRACTION 1 to "
+                     "9 digits, e.g. 0:1@2.5 (worker 0:1, half-way through iteration 2, counted "
+                     "from 0)");
   }
   const auto workers = planner::parse_failures(std::string(parts[0]), layout, flag);
   if (workers.size() != 1) throw InputError(flag, "names one worker");
@@ -255,7 +259,9 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
     const double samples =
         static_cast<double>(layout.dp) * layout.microbatches * o.run.shape.microbatch_size;
     std::printf("%-36s %12s %12s %8s\n",
-                fmt::format("iterations {}..{}: {}", s.first, s.end - 1, s.name).c_str(),
+                (s.end > s.first ? fmt::format("iterations {}..{}: {}", s.first, s.end - 1, s.name)
+                                 : fmt::format("iteration {}, dropped: {}", s.first, s.name))
+                    .c_str(),
                 "predicted", "measured", "error");
     if (!s.measured_s) {
       std::printf("%-36s %10.3f ms %12s (fewer than two iterations finished)\n", "iteration time",
@@ -281,6 +287,10 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
       const auto found = std::find_if(run.workers.begin(), run.workers.end(),
                                       [&](const executor::WorkerRun& r) { return r.id == w.id; });
       const double p = predicted_busy_s(w, costs);
+      if (!last.measured_s) {  // its iterations after the first: none
+        std::printf("busy %-31s %10.3f ms %12s\n", planner::to_string(w.id).c_str(), p * 1e3, "-");
+        continue;
+      }
       const double m = measured_busy_s(*found, last.first + 1, last.end);
       std::printf("busy %-31s %10.3f ms %10.3f ms %+7.1f%%\n", planner::to_string(w.id).c_str(),
                   p * 1e3, m * 1e3, m > 0 ? 100.0 * (p - m) / m : 0.0);
@@ -356,10 +366,24 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
 
 int run_validate(ValidateOptions o) {
   const Backend backend = parse_backend(o.backend);
-  const planner::Layout layout = o.layout.layout();
-  if (layout.interleave != 1)
+  o.run.seed = seed_value(o.seed);
+  if (o.layout.layout().interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
+  const planner::Layout layout = planner::layout_for(o.request.name, o.layout.layout());
+  if (layout.interleave != 1) {
+    throw InputError("--schedule", o.request.name + " runs " + std::to_string(layout.interleave) +
+                                       " chunks per worker; the executor runs one (interleave 1)");
+  }
   o.run.heartbeat.period = std::chrono::milliseconds(o.heartbeat_ms);
+  if (!o.kills.empty() && o.run.heartbeat.period * o.run.heartbeat.missed >= o.run.wait_limit) {
+    // Every wait gives up at the limit: a failure must be found before the waits on it give up.
+    throw InputError("--heartbeat-ms",
+                     fmt::format("{} ms x --missed-beats {}: a killed worker would be found after "
+                                 "{} s, and every wait gives up after {} s",
+                                 o.heartbeat_ms, o.run.heartbeat.missed,
+                                 o.heartbeat_ms * o.run.heartbeat.missed / 1000,
+                                 o.run.wait_limit.count() / 1000));
+  }
   check_writable(o.chrome_trace, "--chrome-trace");
   for (const std::string& kill : o.kills) {
     static_cast<void>(parse_kill(kill, layout, o.run.iterations));  // refused before measuring
@@ -373,13 +397,14 @@ int run_validate(ValidateOptions o) {
     // Whether the run fits is known from the schedule's shape before anything is timed.
     const planner::CostModel unit = planner::CostModel::compute_only(
         planner::Costs::uniform(layout.virtual_stages(), {1, 1, 1}));
-    std::string ignored;
-    if (const auto sketch = o.request.make(layout, unit, direct, ignored)) {
-      require_run_fits(backend, *sketch, o.run.shape, o.run.iterations);
-      placed = sharing_for(backend, *sketch);
-      for (const std::int32_t held : planner::peak_inflight_chunks(planner::lower(*sketch, unit)))
-        in_flight = std::max(in_flight, held);
-    }
+    std::string why;
+    const auto sketch = o.request.make(layout, unit, direct, why);
+    // No schedule for the failure set (every replica of a stage failed): nothing can run.
+    if (!sketch) throw InputError("--fail", why);
+    require_run_fits(backend, *sketch, o.run.shape, o.run.iterations);
+    placed = sharing_for(backend, *sketch);
+    for (const std::int32_t held : planner::peak_inflight_chunks(planner::lower(*sketch, unit)))
+      in_flight = std::max(in_flight, held);
   }
   const profiles::Profile measured =
       measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight, placed);
@@ -491,7 +516,7 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")
       ->check(CLI::Range(2, 100000));
-  sub->add_option("--seed", o->run.seed, "Seed of the weights and the synthetic data (default 1)");
+  sub->add_option("--seed", o->seed, "Seed of the weights and the synthetic data (default 1)");
   add_repetitions_option(*sub, o->repetitions);
   sub->add_flag("--check-equivalence", o->equivalence,
                 "Also train fault-free from the same seed and compare the final weights (exit 1 "

@@ -38,6 +38,10 @@ if(RECYCLE_HAVE_CUDA)
   cli_shell_test("validate --backend cuda with transformer blocks and no GPU visible says so" 2
     "error: --backend cuda: no GPU is visible"
     "CUDA_VISIBLE_DEVICES= ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --backend cuda --block transformer --width 64 --heads 4")
+  # The backend's refusal names the backend, not the job whose layer was to be measured.
+  cli_shell_test("profile measure --job --backend cuda with no GPU visible names the backend" 2
+    "^error: --backend cuda: no GPU is visible"
+    "CUDA_VISIBLE_DEVICES= ${P} profile measure --job ${DATA}/job_tiny_gpt.json --backend cuda -o ${OUT}/no_gpu_profile.json")
 else()
   cli_test("validate: a build without CUDA has no cuda backend" 2
     "error: --backend: 'cuda': this build has no cuda backend"
@@ -60,7 +64,7 @@ cli_test("validate --kill --json lists the kills" 0
   "\"dropped_iterations\": [0-9]+, ##  *\"dropped_microbatches\": [0-9]+, ##  *\"kill\": \"0:0@0.2\","
   validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --kill 0:0@0.2 --check-equivalence --json --width 32 --microbatch-size 4 --iterations 2 --repetitions 3)
 cli_test("validate: --kill syntax" 2
-  "error: --kill 1:1@x: expected DP:STAGE@ITERATION[[]\\.FRACTION[]], e.g. 0:1@2.5"
+  "error: --kill 1:1@x: expected DP:STAGE@ITERATION[[]\\.FRACTION[]], each of ITERATION and FRACTION 1 to 9 digits, e.g. 0:1@2.5"
   validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:1@x)
 cli_test("validate: --kill of a worker outside the layout" 2
   "error: --kill 2:0@1: worker 2:0 is outside the layout [(]dp 0..1, stage 0..1[)]"
@@ -149,3 +153,31 @@ cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
 # lines within tolerance, 2 jobs' profiles.
 cli_shell_test("tools/validate-gpu.sh runs to its report (BACKEND=cpu, small sizes)" 0 "wrote .*vg.md ## rows 16 equivalent 2 jobs 2"
   "BACKEND=cpu RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
+
+# Hostile inputs found by a sweep: each refused before anything is timed, naming its flag.
+# 16 x 64 = 1024 live workers, past the threads OpenBLAS lets call it at once (MAX_THREADS, 64 in
+# Debian's build): beyond its buffers OpenBLAS corrupts memory.
+cli_test("validate: more cpu workers than OpenBLAS lets call it at once" 2
+  "^error: --backend cpu: 1024 live workers: the cpu backend runs at most [0-9]+, the threads its OpenBLAS lets call it at once"
+  validate --schedule 1f1b --pp 16 --dp 64 --microbatches 1 --width 16 --microbatch-size 2 --repetitions 1 --iterations 2)
+# 10000 ms x 1000 beats = 10000 s to find a killed worker, past the 60 s every wait gives up after.
+cli_test("validate: a heartbeat too slow to find a kill before the waits give up" 2
+  "^error: --heartbeat-ms: 10000 ms x --missed-beats 1000: a killed worker would be found after 10000 s, and every wait gives up after 60 s"
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:0@1.5 --heartbeat-ms 10000 --missed-beats 1000)
+cli_test("validate: a negative seed" 2 "^error: --seed: must be >= 0, got -1"
+  validate --schedule 1f1b --pp 2 --microbatches 4 --seed -1)
+cli_test("validate: a V-shaped schedule runs two chunks a worker, the executor one" 2
+  "^error: --schedule: zb-v runs 2 chunks per worker[;] the executor runs one [(]interleave 1[)]"
+  validate --schedule zb-v --pp 2 --microbatches 4)
+cli_test("validate: a failure set with no live replica of a stage" 2
+  "^error: --fail: stage 0 has no live worker"
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 0:0,1:0)
+# A kill late in the last iteration of a staggered plan: (1,1) stops before its OPT, which no
+# survivor waits on; found all the same, its iteration dropped and redone, each micro-batch once.
+cli_test("validate --kill late in the last iteration: found, dropped and redone" 0
+  "kill 1:1@2.99: worker [(]1,1[)] stopped .* 1 iteration[(]s[)] from 2 dropped, 8 micro-batch losses uncounted[;] resumed .* ## iterations 2..2: recycle around 1:1 .* ## busy [(]0,0[)] +[0-9.]+ ms +- ## .*micro-batches processed: 24 [(]each of the 2 x 4 per iteration exactly once[)][;] 8 more computed in dropped iterations and redone ## equivalence: [^#]*[(]within 1e-5[)]"
+  validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --iterations 3 --width 16 --microbatch-size 2 --repetitions 3 --kill 1:1@2.99 --check-equivalence)
+# Two kills in the same iteration: the second schedule finishes no iteration.
+cli_test("validate: two kills in one iteration, the plan between them finishes none" 0
+  "iterations 0..0: 1f1b .* ## iteration 1, dropped: recycle around 1:0 .* ## iterations 1..2: recycle around 0:1,1:0 "
+  validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --iterations 3 --width 16 --microbatch-size 2 --repetitions 3 --kill 1:0@1.5 --kill 0:1@1.5)

@@ -108,6 +108,29 @@ TEST_CASE("two kills, one before the first action, the next on the re-routed pla
   check_trained_like_reference(run, layout, config);
 }
 
+TEST_CASE("a kill after the last action any survivor waits on is found, and its iteration redone") {
+  // ReCycle's fault-free plan staggers the optimizer (no global barrier): with 0.99 of its
+  // actions done in the last iteration (fewer than 100 actions), (1,1) stops before its last one,
+  // its own OPT, which no survivor waits on. The survivors finish every iteration; the kill must
+  // still be found by the monitor, and the iteration (1,1) left unfinished dropped and redone on
+  // the plan around it.
+  const Layout layout{2, 2, 4, 1};
+  RunConfig config = kill_config();
+  config.iterations = 3;
+  config.kills.push_back({{1, 1}, 2, 0.99, recycle_plan(layout, {{1, 1}})});
+  const RunResult run = run_on_cpu(recycle_plan(layout, {}), config);
+  REQUIRE(run.recoveries.size() == 1);
+  const Recovery& r = run.recoveries.front();
+  CHECK(r.killed == WorkerId{1, 1});
+  CHECK(r.resumed_at == 2);  // iterations 0 and 1 were finished by every worker
+  CHECK(r.dropped_iterations == 1);
+  // Every micro-batch of the last iteration had reached the loss before the kill: 2 x 4 recounted.
+  CHECK(r.dropped_microbatches == layout.dp * layout.microbatches);
+  CHECK(r.detect_ns > r.kill_ns);
+  CHECK(run.segment_start == std::vector<std::int32_t>{0, 2});
+  check_trained_like_reference(run, layout, config);
+}
+
 TEST_CASE("kills that do not fit the run are refused before it starts") {
   const Layout layout{2, 2, 2, 1};
   planner::GeneratorOptions options;

@@ -55,3 +55,22 @@ TEST_CASE("no GPU or too few: refused, naming --backend cuda and why") {
   CHECK(few.find("4 live workers need a GPU each, or one GPU between them; this machine has 2") !=
         std::string::npos);
 }
+
+TEST_CASE("the cpu backend: as many workers as OpenBLAS lets call it at once") {
+  // Read from the library's own configuration string (OpenBLAS 0.3.21 on Debian: MAX_THREADS=64).
+  CHECK(blas_max_threads("OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY SkylakeX "
+                         "MAX_THREADS=64") == 64);
+  CHECK(blas_max_threads("OpenBLAS 0.3.26 MAX_THREADS=512 Haswell") == 512);
+  CHECK_FALSE(blas_max_threads("OpenBLAS 0.2.20 Haswell").has_value());
+  CHECK_FALSE(blas_max_threads("MAX_THREADS=").has_value());
+  CHECK_FALSE(blas_max_threads("MAX_THREADS=0").has_value());
+  const std::int32_t limit = cpu_worker_limit();
+  CHECK(limit >= 1);
+  CHECK_NOTHROW(require_cpu_placement(static_cast<std::size_t>(limit)));
+  try {
+    require_cpu_placement(static_cast<std::size_t>(limit) + 1);
+    FAIL("more workers than the limit were placed");
+  } catch (const InputError& e) {
+    CHECK(e.where() == "--backend cpu");
+  }
+}

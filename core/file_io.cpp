@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -9,27 +10,52 @@
 #include <system_error>
 #include <vector>
 
+#include <spdlog/spdlog.h>
+
 #include "core/error.hpp"
 
 namespace recycle {
 
-std::string read_text_file(const std::string& path) {
+namespace {
+
+/// "1 GiB" for a whole number of GiB, else "N bytes".
+std::string describe_bytes(std::size_t bytes) {
+  constexpr std::size_t kGiB = std::size_t{1} << 30;
+  if (bytes >= kGiB && bytes % kGiB == 0) return std::to_string(bytes / kGiB) + " GiB";
+  return std::to_string(bytes) + " bytes";
+}
+
+}  // namespace
+
+std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");
   if (std::filesystem::is_directory(path, ec))
     throw InputError(path, "is a directory, expected a file");
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path, "cannot open for reading");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) throw InputError(path, "read error");
-  std::string content = std::move(buffer).str();
-  if (const auto nul = content.find('\0'); nul != std::string::npos) {
-    const auto line =
-        1 + std::count(content.begin(), content.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
-    throw InputError(path + ":" + std::to_string(line),
-                     "binary content (NUL byte), expected a text file");
+  // Chunk by chunk, so that an endless or binary stream (/dev/zero, /dev/urandom) is refused at
+  // its first NUL byte or at the cap, not after it has filled the memory.
+  std::string content;
+  std::vector<char> chunk(std::size_t{1} << 16);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    if (const void* nul = std::memchr(chunk.data(), '\0', got)) {
+      const auto before = static_cast<const char*>(nul) - chunk.data();
+      const auto line = 1 + std::count(content.begin(), content.end(), '\n') +
+                        std::count(chunk.data(), chunk.data() + before, '\n');
+      throw InputError(path + ":" + std::to_string(line),
+                       "binary content (NUL byte), expected a text file");
+    }
+    if (got > max_bytes - content.size()) {
+      throw InputError(path, "larger than " + describe_bytes(max_bytes) +
+                                 ", the most a text file may hold (is it the right file?)");
+    }
+    content.append(chunk.data(), got);
   }
+  if (in.bad()) throw InputError(path, "read error");
   return content;
 }
 
@@ -46,6 +72,7 @@ struct Staged {
 
 struct Transaction {
   std::vector<Staged> staged;
+  std::vector<std::string> written;  ///< log_written's messages
 };
 Transaction* current = nullptr;
 
@@ -132,18 +159,51 @@ OutputTransaction::~OutputTransaction() {
 }
 
 void OutputTransaction::commit() {
-  std::vector<Staged> staged = std::move(current->staged);
+  const std::vector<Staged> staged = std::move(current->staged);
+  const std::vector<std::string> written = std::move(current->written);
   current->staged.clear();
-  for (std::size_t i = 0; i < staged.size(); ++i) {
+  current->written.clear();
+  const auto remove_staged = [&](std::size_t from) {
+    for (std::size_t j = from; j < staged.size(); ++j) {
+      if (!staged[j].tmp.empty()) std::remove(staged[j].tmp.c_str());
+    }
+  };
+  // Devices, FIFOs and sockets first: once one is written nothing can take it back, so no file is
+  // put in place before they all are.
+  for (const Staged& s : staged) {
+    if (!s.tmp.empty()) continue;
     try {
-      put_in_place(staged[i]);
+      write_through(s.path, s.content);
     } catch (...) {
-      for (std::size_t j = i + 1; j < staged.size(); ++j) {
-        if (!staged[j].tmp.empty()) std::remove(staged[j].tmp.c_str());
-      }
+      remove_staged(0);
       throw;
     }
   }
+  // Then the files; one that cannot be renamed takes back those this commit created.
+  std::vector<std::string> created;
+  for (std::size_t i = 0; i < staged.size(); ++i) {
+    const Staged& s = staged[i];
+    if (s.tmp.empty()) continue;
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(std::filesystem::symlink_status(s.target, ec));
+    try {
+      put_in_place(s);
+    } catch (...) {
+      remove_staged(i + 1);
+      for (const std::string& path : created) std::remove(path.c_str());
+      throw;
+    }
+    if (!existed) created.push_back(s.target);
+  }
+  for (const std::string& message : written) spdlog::info("{}", message);
+}
+
+void log_written(std::string message) {
+  if (current) {
+    current->written.push_back(std::move(message));
+    return;
+  }
+  spdlog::info("{}", message);
 }
 
 }  // namespace recycle

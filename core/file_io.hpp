@@ -4,12 +4,21 @@
 // of its outputs at all.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace recycle {
 
-/// Reads a whole text file. Rejects missing files, directories, and binary content (NUL bytes).
-[[nodiscard]] std::string read_text_file(const std::string& path);
+/// The most read_text_file reads by default: 1 GiB, far above any schedule, profile, job or trace
+/// the tool reads (the largest are a few hundred MB), so that an endless stream is refused.
+inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 30;
+
+/// Reads a whole text file: a regular file, or a pipe (`<(cat file)`, /dev/stdin). Rejects missing
+/// files, directories, binary content (at the first NUL byte, naming its line) and content over
+/// `max_bytes` (naming the cap), reading chunk by chunk so that neither check waits for the end
+/// of an endless stream (/dev/zero, /dev/urandom).
+[[nodiscard]] std::string read_text_file(const std::string& path,
+                                         std::size_t max_bytes = kMaxTextFileBytes);
 
 /// Writes `content` to `path` atomically (temporary file + rename). "-" writes to stdout. A
 /// device, FIFO or socket is written through; a symbolic link is followed. Inside an
@@ -27,10 +36,18 @@ class OutputTransaction {
   OutputTransaction(const OutputTransaction&) = delete;
   OutputTransaction& operator=(const OutputTransaction&) = delete;
 
-  /// Puts every staged file in place, in the order written; InputError naming the first that
-  /// cannot be (the ones after it are removed).
+  /// Puts every staged file in place: first the devices, FIFOs and sockets (written through, which
+  /// cannot be undone, and is what fails on a full device), then the files, renamed in the order
+  /// written. InputError naming the first that cannot be written: no file is then left in place
+  /// (but one that replaced an existing file before a rename failed). Then logs what
+  /// log_written() queued.
   void commit();
 };
+
+/// Logs `message` (info) once the outputs are in place, as "wrote FILE ..." must only be said of
+/// a file written: at commit() inside an OutputTransaction (never, if the command fails), else
+/// now.
+void log_written(std::string message);
 
 /// Fails before any work when `path` cannot be written (its directory is missing), naming `flag`,
 /// so a command does not compute for nothing. "" and "-" pass.

@@ -9,7 +9,7 @@ Costs costs_from_profile(const profiles::Profile& profile, const Layout& layout,
   if (static_cast<std::int32_t>(profile.stages.size()) != layout.pp) {
     throw InputError(source, "the profile has " + std::to_string(profile.stages.size()) +
                                  " stages but the pipeline has " + std::to_string(layout.pp) +
-                                 " (--pp)");
+                                 " stages");
   }
   Costs costs;
   const Nanos chunks = layout.interleave;

@@ -3,7 +3,6 @@
 #include <string>
 
 #include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -77,6 +76,8 @@ int run_generate(const PlanOptions& o) {
   // What `recycle simulate` will report for it: the lowered schedule on the model's network.
   const auto steady = planner::steady_state(lowered, model, o.layout.run_options());
   RECYCLE_ASSERT(steady.has_value(), "a generated schedule deadlocked");
+  // The costs simulate refuses, refused by the same rule.
+  o.layout.require_time(steady->period);
 
   std::string text;
   if (o.format == "json") {
@@ -97,7 +98,7 @@ int run_generate(const PlanOptions& o) {
                     to_seconds(steady->period), to_seconds(steady->makespan));
   }
   write_text_file(o.output, text);
-  if (o.output != "-") spdlog::info("wrote {} ({} schedule)", o.output, request.name);
+  if (o.output != "-") log_written(fmt::format("wrote {} ({} schedule)", o.output, request.name));
   return kExitOk;
 }
 

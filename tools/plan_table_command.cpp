@@ -1,6 +1,6 @@
 // recycle plan-table: ReCycle plans for every canonical failure set up to a bound, precomputed so
 // that a failure at run time costs a lookup (`--plan-table FILE` on plan and simulate).
-#include <spdlog/spdlog.h>
+#include <fmt/format.h>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -32,10 +32,10 @@ int run_plan_table(const PlanTableOptions& o) {
   base.staggered_optimizer = !o.no_stagger;
   const planner::PlanTable table = planner::build_plan_table(base, o.max_failures);
   write_text_file(o.output, planner::to_json(table));
-  spdlog::info(
+  log_written(fmt::format(
       "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "
       "replica",
-      o.output, table.plans.size(), o.max_failures);
+      o.output, table.plans.size(), o.max_failures));
   return kExitOk;
 }
 

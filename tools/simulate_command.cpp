@@ -80,6 +80,10 @@ int run_simulate(const SimulateOptions& o) {
   planner::Schedule schedule;
   sim::SimOptions options;
   options.iterations = o.iterations;
+  // The network --network names: the one --schedule plans for is the one the run is on.
+  const planner::RunOptions network = o.layout.run_options();
+  options.network = network.network;
+  options.eager_sends = network.eager_sends;
   if (!o.schedule_file.empty()) {
     schedule = load_checked(o.schedule_file, o.placement.placement());
     require_fits(schedule.layout);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
@@ -83,8 +84,8 @@ int run_gen(const GenArgs& args) {
   write_native_csv(trace, args.output);
   const auto downs = std::count_if(trace.events().begin(), trace.events().end(),
                                    [](const Event& e) { return e.kind == EventKind::kDown; });
-  spdlog::info("wrote {}: {} failures on {} nodes over {} days ({} events)", args.output, downs,
-               trace.node_count(), options.days, trace.events().size());
+  log_written(fmt::format("wrote {}: {} failures on {} nodes over {} days ({} events)", args.output,
+                          downs, trace.node_count(), options.days, trace.events().size()));
   return kExitOk;
 }
 
@@ -125,8 +126,8 @@ int run_convert(const ConvertArgs& args) {
   LoadedTrace loaded = load(args.in);
   const Trace trace = mapping ? map_trace(loaded.trace, *mapping) : std::move(loaded.trace);
   write_native_csv(trace, args.output);
-  spdlog::info("wrote {}: {} events on {} nodes", args.output, trace.events().size(),
-               trace.node_count());
+  log_written(fmt::format("wrote {}: {} events on {} nodes", args.output, trace.events().size(),
+                          trace.node_count()));
   return kExitOk;
 }
 

@@ -30,6 +30,6 @@ TEST_CASE("costs_from_profile splits a stage over its interleave chunks") {
   CHECK(costs.virtual_stages[2].backward_weight == 4'000'000);  // stage 0: 8 ms / 2
   CHECK(costs.optimizer == std::vector<recycle::Nanos>{4'000'000, 6'000'000});
   CHECK_THROWS_WITH_AS((void)recycle::planner::costs_from_profile(p, {1, 3, 4, 1}, "p.json"),
-                       "p.json: the profile has 2 stages but the pipeline has 3 (--pp)",
+                       "p.json: the profile has 2 stages but the pipeline has 3 stages",
                        recycle::InputError);
 }

@@ -1,0 +1,67 @@
+# Found by the hostile-input sweep: the --network choice reaching the simulator, one rule for
+# costs that take no time, no output left behind by a failed write, and streams that never end.
+set(NET_PROFILE ${DATA}/network_pp2.json)
+
+# (The report says "runtime network; barrier optimizer": "." stands for the ";" CMake would split on.)
+# --network. tests/cli/data/network_pp2.json: pp 2 on one node, F = I = W = 1 ms (B = I + W = 2 ms),
+# each send 1.5 MB at 1 GB/s with no latency: c = 1.5 ms > F; no optimizer time. GPipe, m 4, one
+# iteration (the rendezvous case of tests/sim/simulator_test.cpp, in ms):
+#   runtime: stage 0's sends queue on its stream, [1, 2.5] [2.5, 4] [4, 5.5] [5.5, 7]; stage 1's
+#     F3 runs [7, 8], its Bs [8, 16]; each gradient leaves when its B ends: [10, 11.5] [12, 13.5]
+#     [14, 15.5] [16, 17.5]; stage 0's B3 runs [17.5, 19.5]: 19.5 ms.
+#   direct: nothing queues, each hop is c: (m + p - 1)(F + B) + 2(p - 1)c = 5 x 3 + 2 x 1.5 = 18 ms.
+#   eager: the sends still run one at a time on stage 0's stream, posted as early: 19.5 ms too.
+cli_test("simulate --network runtime" 0 "runtime network. barrier optimizer ## .*iteration time +19[.]5 ms "
+  simulate --schedule gpipe --pp 2 --microbatches 4 --profile ${NET_PROFILE} --iterations 1
+  --network runtime)
+cli_test("simulate --network direct" 0 "direct network. barrier optimizer ## .*iteration time +18 ms "
+  simulate --schedule gpipe --pp 2 --microbatches 4 --profile ${NET_PROFILE} --iterations 1
+  --network direct)
+cli_test("simulate --network eager" 0 "eager network. barrier optimizer ## .*iteration time +19[.]5 ms "
+  simulate --schedule gpipe --pp 2 --microbatches 4 --profile ${NET_PROFILE} --iterations 1
+  --network eager)
+cli_test("simulate --network direct json" 0 "\"network\": \"direct\",.*\"iteration_time_s\": 0[.]018,"
+  simulate --schedule gpipe --pp 2 --microbatches 4 --profile ${NET_PROFILE} --iterations 1
+  --network direct --json)
+cli_test("simulate --job --network direct" 0 "TP 2, direct network. barrier optimizer"
+  simulate --job ${DATA}/job_llama3_8b.json --network direct)
+
+# Costs that take no time: plan refuses them with simulate's rule (LayoutOptions::require_time).
+# 1e-10 s rounds to 0 ns.
+set(NO_TIME "^error: --costs: every action takes no time, so an iteration takes none and throughput is undefined ## $")
+cli_test("plan zero costs" 2 "${NO_TIME}" NO_FILE ${OUT}/hio_zero.txt
+  plan --schedule 1f1b --pp 2 --microbatches 4 --costs 0,0,0 -o ${OUT}/hio_zero.txt)
+cli_test("plan sub-nanosecond costs" 2 "${NO_TIME}"
+  plan --schedule 1f1b --pp 2 --microbatches 4 --costs 1e-10,1e-10,1e-10)
+cli_shell_test("plan and simulate refuse zero costs alike" 0
+  "^same: error: --costs: every action takes no time"
+  "a=$(${P} plan --schedule 1f1b --pp 2 --microbatches 4 --costs 0,0,0 2>&1); b=$(${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 0,0,0 2>&1); [ \"$a\" = \"$b\" ] && echo \"same: $a\"")
+
+# A failed write leaves none of the command's outputs, and says so in one line, nothing before it.
+cli_shell_test("simulate -o /dev/full leaves no --svg" 0
+  "^rc=2 stderr=1 svg=none ## error: /dev/full: write failed ## $"
+  "rm -f ${OUT}/hio_g.svg; ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 -o /dev/full --svg ${OUT}/hio_g.svg 2>${OUT}/hio_svg.err; echo rc=$? stderr=$(grep -c . ${OUT}/hio_svg.err) svg=$(test -e ${OUT}/hio_g.svg && echo kept || echo none); cat ${OUT}/hio_svg.err")
+cli_shell_test("simulate -o /dev/full leaves no --chrome-trace" 0
+  "^rc=2 stderr=1 trace=none ## error: /dev/full: write failed ## $"
+  "rm -f ${OUT}/hio_t.json; ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 -o /dev/full --chrome-trace ${OUT}/hio_t.json 2>${OUT}/hio_trace.err; echo rc=$? stderr=$(grep -c . ${OUT}/hio_trace.err) trace=$(test -e ${OUT}/hio_t.json && echo kept || echo none); cat ${OUT}/hio_trace.err")
+cli_shell_test("plan -o /dev/full says only the error" 0
+  "^rc=2 stderr=1 ## error: /dev/full: write failed ## $"
+  "${P} plan --schedule 1f1b --pp 2 --microbatches 4 -o /dev/full 2>${OUT}/hio_plan.err; echo rc=$? stderr=$(grep -c . ${OUT}/hio_plan.err); cat ${OUT}/hio_plan.err")
+cli_shell_test("plan -o FILE says it wrote it once written" 0
+  "^info: wrote [^ ]*hio_plan[.]txt [(]1f1b schedule[)] ## 1f1b: dp 1 x pp 2, 4 micro-batches, makespan 15 s"
+  "rm -f ${OUT}/hio_plan.txt; ${P} plan --schedule 1f1b --pp 2 --microbatches 4 -o ${OUT}/hio_plan.txt && cat ${OUT}/hio_plan.txt")
+
+# Streams: an endless binary one is refused at its first NUL byte, at once; a pipe still reads.
+cli_test("--job /dev/zero is refused at once" 2
+  "^error: /dev/zero:1: binary content [(]NUL byte[)], expected a text file ## $"
+  NO_FILE ${OUT}/hio_p.json profile measure --job /dev/zero -o ${OUT}/hio_p.json)
+cli_test("--job /dev/urandom is refused at once" 2
+  "^error: /dev/urandom:[0-9]+: binary content [(]NUL byte[)], expected a text file ## $"
+  NO_FILE ${OUT}/hio_p.json profile measure --job /dev/urandom -o ${OUT}/hio_p.json)
+set_tests_properties("cli: --job /dev/zero is refused at once"
+  "cli: --job /dev/urandom is refused at once" PROPERTIES TIMEOUT 20)
+cli_shell_test("--job through process substitution" 0 "zb-h1: dp 2 x pp 4, 16 micro-batches"
+  "bash -c '${P} simulate --job <(cat ${DATA}/job_llama3_8b.json)'")
+cli_shell_test("plan --check through a pipe" 0
+  "^/dev/stdin: valid: hand schedule, dp 1 x pp 2, 2 micro-batches"
+  "cat ${DATA}/valid_pp2.json | ${P} plan --check /dev/stdin")

@@ -62,7 +62,10 @@ Job job_from_json(const nlohmann::json& json, const std::string& source) {
   job.gpu = hardware.raw().is_string() ? shipped_gpu(hardware.as_string(), hardware.where())
                                        : gpu_from_json(hardware.raw(), hardware.where());
   job.parallel = parallel_from_json(root.at("parallel"));
-  if (const auto schedule = root.find("schedule")) job.schedule = schedule->as_string();
+  if (const auto schedule = root.find("schedule")) {
+    job.schedule = schedule->as_string();
+    if (job.schedule.empty()) schedule->fail("is empty: name a schedule, e.g. \"1f1b\"");
+  }
   job.resilience = resilience_from_json(root, job.parallel, job.gpu.gpus_per_node);
   job.gpu.gpus_per_node = job.resilience.cluster.gpus_per_node;  // one value for costs and failures
   return job;

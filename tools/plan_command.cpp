@@ -63,6 +63,7 @@ int run_generate(const PlanOptions& o) {
   if (request.name.empty())
     throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
   request.cost_source = o.layout.cost_source();
+  request.layout_source = o.layout.job;
   const planner::Layout layout = planner::layout_for(request.name, o.layout.layout());
   const planner::CostModel model = o.layout.model_for(layout);
   std::string why;

@@ -151,6 +151,19 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
                                                        const planner::CostModel& model,
                                                        const planner::RunOptions& run,
                                                        std::string& why) const {
+  try {
+    return generate(layout, model, run, why);
+  } catch (const InputError& e) {
+    if (layout_source.empty() || e.where() != "--interleave") throw;
+    throw InputError(layout_source, "parallel.interleave " + std::to_string(layout.interleave) +
+                                        ": " + e.problem());
+  }
+}
+
+std::optional<planner::Schedule> ScheduleRequest::generate(const planner::Layout& layout,
+                                                           const planner::CostModel& model,
+                                                           const planner::RunOptions& run,
+                                                           std::string& why) const {
   const auto failed = planner::parse_failures(fail, layout);
   const bool recycle = name == "recycle";
   if (no_stagger && !recycle)

@@ -26,6 +26,8 @@ struct ScheduleRequest {
   double time_limit_s = 60;                  ///< for --exact
   std::string cost_source =
       "--costs";  ///< where the costs came from (--costs, --profile, a job file), for errors
+  /// The job file the layout came from (its "parallel"), for errors; empty: the layout flags.
+  std::string layout_source;
 
   /// Adds the flags; returns the --schedule option.
   CLI::Option* add_to(CLI::App& app);
@@ -37,14 +39,18 @@ struct ScheduleRequest {
   /// The compute-only schedule asked for, planned against `model` for the optimizer mode asked
   /// for and for running as `run` says. nullopt with `why` set when no schedule exists (every
   /// replica of a stage failed); InputError for bad flags, and when a generated schedule holds more
-  /// activations than
-  /// --memory-limit.
+  /// activations than --memory-limit. A layout the schedule cannot run on is named as it was given:
+  /// --interleave, or the job file's parallel.interleave (layout_source).
   [[nodiscard]] std::optional<planner::Schedule> make(const planner::Layout& layout,
                                                       const planner::CostModel& model,
                                                       const planner::RunOptions& run,
                                                       std::string& why) const;
 
  private:
+  [[nodiscard]] std::optional<planner::Schedule> generate(const planner::Layout& layout,
+                                                          const planner::CostModel& model,
+                                                          const planner::RunOptions& run,
+                                                          std::string& why) const;
   [[nodiscard]] planner::RecyclePlan solve_exact(const planner::Layout& layout,
                                                  const std::vector<planner::WorkerId>& failed,
                                                  const planner::CostModel& model,

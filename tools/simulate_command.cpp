@@ -62,6 +62,7 @@ int run_simulate(const SimulateOptions& o) {
                      "--profile FILE or --job FILE");
   }
   request.cost_source = o.layout.cost_source();
+  request.layout_source = o.layout.job;
   if (o.trace_iteration && *o.trace_iteration > o.iterations) {
     throw InputError("--trace-iteration",
                      "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");

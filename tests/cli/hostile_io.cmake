@@ -65,3 +65,11 @@ cli_shell_test("--job through process substitution" 0 "zb-h1: dp 2 x pp 4, 16 mi
 cli_shell_test("plan --check through a pipe" 0
   "^/dev/stdin: valid: hand schedule, dp 1 x pp 2, 2 micro-batches"
   "cat ${DATA}/valid_pp2.json | ${P} plan --check /dev/stdin")
+
+# A job file's layout or schedule that cannot be planned is named in the file, not as a flag.
+cli_shell_test("plan --job: an interleave the job's schedule cannot run names the job's field" 2
+  "^error: .*job_interleave.json: parallel.interleave 2: only the interleaved schedule splits a stage into chunks"
+  "sed 's/\"global_batch\": 16}/\"global_batch\": 16, \"interleave\": 2}/' ${DATA}/job_tiny_gpt.json > ${OUT}/job_interleave.json && ${P} plan --job ${OUT}/job_interleave.json")
+cli_shell_test("simulate --job: an empty schedule name in the job" 2
+  "^error: .*job_empty_schedule.json: schedule: is empty"
+  "sed 's/\"schedule\": \"1f1b\"/\"schedule\": \"\"/' ${DATA}/job_tiny_gpt.json > ${OUT}/job_empty_schedule.json && ${P} simulate --job ${OUT}/job_empty_schedule.json")

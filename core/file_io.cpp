@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <vector>
@@ -56,6 +57,7 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
     content.append(chunk.data(), got);
   }
   if (in.bad()) throw InputError(path, "read error");
+  note_input(path);
   return content;
 }
 
@@ -70,11 +72,33 @@ struct Staged {
   std::string content;
 };
 
+/// A file the command reads or writes, as the system names it (weakly_canonical: one name for
+/// every spelling, existing or not), with what named it (a flag, or the path as given).
+struct Named {
+  std::filesystem::path file;
+  std::string name;
+};
+
 struct Transaction {
   std::vector<Staged> staged;
   std::vector<std::string> written;  ///< log_written's messages
+  std::vector<Named> outputs;        ///< check_writable's, by flag
+  std::vector<Named> inputs;         ///< read_text_file's, by path
 };
 Transaction* current = nullptr;
+
+/// The file `path` names, when it is a file one command must not both read and write or write
+/// twice: not stdout, not a device, FIFO or socket (/dev/null may take every output).
+std::optional<std::filesystem::path> own_file(const std::string& path) {
+  if (path.empty() || path == "-") return std::nullopt;
+  std::error_code ec;
+  const std::filesystem::file_status status = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
+    return std::nullopt;
+  std::filesystem::path file = std::filesystem::weakly_canonical(path, ec);
+  if (ec) return std::nullopt;
+  return file;
+}
 
 bool is_special(const std::string& path) {
   std::error_code ec;
@@ -210,8 +234,37 @@ void log_written(std::string message) {
 
 namespace recycle {
 
+void note_input(const std::string& path) {
+  if (current == nullptr) return;
+  const auto file = own_file(path);
+  if (!file) return;
+  for (const Named& out : current->outputs) {
+    if (out.file == *file) {
+      throw InputError(out.name, path +
+                                     " is an input of this command too; write the output "
+                                     "elsewhere");
+    }
+  }
+  current->inputs.push_back({*file, path});
+}
+
 void check_writable(const std::string& path, const std::string& flag) {
   if (path.empty() || path == "-") return;
+  if (current != nullptr) {
+    if (const auto file = own_file(path)) {
+      for (const Named& in : current->inputs) {
+        if (in.file == *file)
+          throw InputError(flag, path + " is an input of this command too; write it elsewhere");
+      }
+      for (const Named& out : current->outputs) {
+        if (out.file == *file) {
+          throw InputError(flag, path + " is also the file of " + out.name +
+                                     "; each output needs a file of its own");
+        }
+      }
+      current->outputs.push_back({*file, flag});
+    }
+  }
   const std::filesystem::path parent = std::filesystem::path(path).parent_path();
   std::error_code ec;
   if (!parent.empty() && !std::filesystem::is_directory(parent, ec)) {

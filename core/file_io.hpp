@@ -50,7 +50,15 @@ class OutputTransaction {
 void log_written(std::string message);
 
 /// Fails before any work when `path` cannot be written (its directory is missing), naming `flag`,
-/// so a command does not compute for nothing. "" and "-" pass.
+/// so a command does not compute for nothing. "" and "-" pass. Inside an OutputTransaction it also
+/// refuses a file another output flag of the command names, or one the command has read
+/// (read_text_file): a second output would silently replace the first, an output its input.
+/// Devices, FIFOs and sockets (/dev/null) may take any number of outputs.
 void check_writable(const std::string& path, const std::string& flag);
+
+/// Inside an OutputTransaction: records `path` as read by the command, refused (InputError naming
+/// the output's flag) when an output flag checked before names the same file. read_text_file calls
+/// it; readers that open files themselves call it too.
+void note_input(const std::string& path);
 
 }  // namespace recycle

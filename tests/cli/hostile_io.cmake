@@ -73,3 +73,13 @@ cli_shell_test("plan --job: an interleave the job's schedule cannot run names th
 cli_shell_test("simulate --job: an empty schedule name in the job" 2
   "^error: .*job_empty_schedule.json: schedule: is empty"
   "sed 's/\"schedule\": \"1f1b\"/\"schedule\": \"\"/' ${DATA}/job_tiny_gpt.json > ${OUT}/job_empty_schedule.json && ${P} simulate --job ${OUT}/job_empty_schedule.json")
+
+# One file for two outputs, or an output over an input: refused before any work, naming the flag.
+cli_test("simulate: two outputs to one file" 2
+  "^error: --svg: .*same_file.txt is also the file of --output. each output needs a file of its own"
+  simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 -o ${OUT}/same_file.txt --svg ${OUT}/same_file.txt)
+cli_shell_test("profile measure --job: the profile over its own job file is refused, the job kept" 2
+  "^error: --output: .*own_job.json is an input of this command too. write the output elsewhere"
+  "cp ${DATA}/job_tiny_gpt.json ${OUT}/own_job.json && ${P} profile measure --job ${OUT}/own_job.json -o ${OUT}/own_job.json --repetitions 3; rc=$?; cmp -s ${DATA}/job_tiny_gpt.json ${OUT}/own_job.json || exit 9; exit $rc")
+cli_test("simulate: /dev/null takes every output" 0 "iteration time"
+  simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --svg /dev/null --chrome-trace /dev/null)

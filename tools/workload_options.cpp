@@ -22,15 +22,26 @@ void add_shape_options(CLI::App& app, executor::StageShape& shape) {
          "causal multi-head attention and a 4x GELU MLP, layer norms, biases) or llama (the "
          "same with RMSNorm, a SwiGLU MLP of 4x, rotary positions and no biases)")
       ->check(CLI::IsMember({"dense", "transformer", "llama"}));
-  app.add_option("--sequence", shape.sequence, "Transformer: tokens per sample (default 32)")
-      ->check(CLI::Range(1, 65536));
-  app.add_option("--heads", shape.heads,
-                 "Transformer: attention heads, dividing --width (default 4)")
-      ->check(CLI::Range(1, 16384));
-  app.add_option("--kv-heads", shape.kv_heads,
-                 "Transformer: key/value heads (grouped-query attention), dividing --heads "
-                 "(default: --heads)")
-      ->check(CLI::Range(1, 16384));
+  auto* sequence =
+      app.add_option("--sequence", shape.sequence, "Transformer: tokens per sample (default 32)")
+          ->check(CLI::Range(1, 65536));
+  auto* heads = app.add_option("--heads", shape.heads,
+                               "Transformer: attention heads, dividing --width (default 4)")
+                    ->check(CLI::Range(1, 16384));
+  auto* kv_heads = app.add_option("--kv-heads", shape.kv_heads,
+                                  "Transformer: key/value heads (grouped-query attention), "
+                                  "dividing --heads (default: --heads)")
+                       ->check(CLI::Range(1, 16384));
+  // A transformer flag given for dense layers would be silently ignored: refused instead.
+  app.final_callback([&shape, sequence, heads, kv_heads] {
+    if (shape.block != executor::Block::kDense) return;
+    for (const CLI::Option* given : {sequence, heads, kv_heads}) {
+      if (given->count() > 0) {
+        throw CLI::ValidationError(
+            given->get_name(), "shapes transformer blocks only; give --block transformer or llama");
+      }
+    }
+  });
 }
 
 void add_repetitions_option(CLI::App& app, std::int32_t& repetitions) {

@@ -181,3 +181,10 @@ cli_test("validate --kill late in the last iteration: found, dropped and redone"
 cli_test("validate: two kills in one iteration, the plan between them finishes none" 0
   "iterations 0..0: 1f1b .* ## iteration 1, dropped: recycle around 1:0 .* ## iterations 1..2: recycle around 0:1,1:0 "
   validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --iterations 3 --width 16 --microbatch-size 2 --repetitions 3 --kill 1:0@1.5 --kill 0:1@1.5)
+# Transformer flags for dense layers would be ignored: refused, naming the flag.
+cli_test("validate: --heads with dense layers" 2
+  "^error: --heads: shapes transformer blocks only. give --block transformer or llama"
+  validate --schedule 1f1b --pp 2 --microbatches 4 --heads 8)
+cli_test("profile measure: --sequence with --block dense" 2
+  "^error: --sequence: shapes transformer blocks only. give --block transformer or llama"
+  profile measure --block dense --sequence 8 -o ${OUT}/dense_sequence.json)

@@ -80,6 +80,22 @@ TEST_CASE("row-major products on column-major BLAS, single and batched, every tr
   }
 }
 
+namespace {
+
+/// A norm's input gradient over one row of 3 for an output gradient (1, 0, 0), added to
+/// (10, 10, 10) (the backward adds to what the input gradient holds).
+std::vector<float> norm_input_gradient(CpuOps& ops, const std::vector<float>& xhat,
+                                       const std::vector<float>& rstd,
+                                       const std::vector<float>& gain, bool centered) {
+  const std::vector<float> dout{1, 0, 0};
+  std::vector<float> dx{10, 10, 10};
+  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), centered,
+                          1, 3);
+  return dx;
+}
+
+}  // namespace
+
 TEST_CASE("layer norm, its input gradient and its weight gradient, by hand") {
   CpuOps ops;
   // One row (1, 2, 3): mean 2, variance 2/3, xhat = (-1, 0, 1) sqrt(3/2) (epsilon aside).
@@ -95,11 +111,9 @@ TEST_CASE("layer norm, its input gradient and its weight gradient, by hand") {
   CHECK(out[2] == doctest::Approx(0.5 * s));
 
   // dout = (1, 0, 0): g = dout gain = (2, 0, 0); sum g = 2, sum g xhat = -2s;
-  // dx = s/3 (3 g - 2 + 2 s xhat) = s/3 (6 - 2 - 2 s^2, -2, -2 + 2 s^2), added to what dx held.
+  // dx = s/3 (3 g - 2 + 2 s xhat) = s/3 (6 - 2 - 2 s^2, -2, -2 + 2 s^2).
   const std::vector<float> dout{1, 0, 0};
-  std::vector<float> dx{10, 10, 10};
-  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), true, 1,
-                          3);
+  const std::vector<float> dx = norm_input_gradient(ops, xhat, rstd, gain, true);
   CHECK(dx[0] == doctest::Approx(10 + s / 3 * (4 - 2 * s * s)));
   CHECK(dx[1] == doctest::Approx(10 + s / 3 * -2));
   CHECK(dx[2] == doctest::Approx(10 + s / 3 * (-2 + 2 * s * s)));
@@ -127,11 +141,9 @@ TEST_CASE("RMSNorm (no bias, not centered), its input gradient and its weight gr
   CHECK(out[2] == doctest::Approx(1.5 * r));
 
   // dout = (1, 0, 0): g = (2, 0, 0), sum g xhat = 2r; dx = r/3 (3 g - 2 r^2 x) =
-  // r/3 (6 - 2 r^2, -4 r^2, -6 r^2), added to what dx held.
+  // r/3 (6 - 2 r^2, -4 r^2, -6 r^2).
   const std::vector<float> dout{1, 0, 0};
-  std::vector<float> dx{10, 10, 10};
-  ops.layer_norm_backward(dx.data(), dout.data(), xhat.data(), rstd.data(), gain.data(), false, 1,
-                          3);
+  const std::vector<float> dx = norm_input_gradient(ops, xhat, rstd, gain, false);
   CHECK(dx[0] == doctest::Approx(10 + r / 3 * (6 - 2 * r * r)));
   CHECK(dx[1] == doctest::Approx(10 + r / 3 * (-4 * r * r)));
   CHECK(dx[2] == doctest::Approx(10 + r / 3 * (-6 * r * r)));

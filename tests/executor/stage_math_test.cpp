@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <string>
 #include <vector>
 
 #include "executor/cpu_ops.hpp"
@@ -96,6 +97,25 @@ std::size_t kept_after_f_and_i(const StageShape& shape) {
   for (const auto& t : chunk.saved) kept += t.size();
   for (const auto& t : chunk.grads) kept += t.size();
   return kept;
+}
+
+/// A block's sizes worked by hand: parameters, the floats a chunk keeps, F + I + W FLOPs.
+struct HandSizes {
+  std::size_t parameters = 0;
+  std::size_t kept = 0;
+  double flops = 0;
+  std::string description;
+};
+
+/// The stage's sizes against `hand`: parameters as counted and as allocated, the kept floats as
+/// footprint.hpp counts them and buffer by buffer, the FLOPs and the description.
+void check_sizes(const StageShape& shape, const HandSizes& hand) {
+  CHECK(parameter_floats(shape) == hand.parameters);
+  CHECK(StageParams(shape, 0, 1).parameters().size() == hand.parameters);
+  CHECK(chunk_floats(shape) == hand.kept);
+  CHECK(kept_after_f_and_i(shape) == hand.kept);
+  CHECK(chunk_flops(shape) == hand.flops);
+  CHECK(describe_layers(shape) == hand.description);
 }
 
 /// One tensor-parallel rank's share of a block (transformer_block.hpp): width 4 with 2 heads of
@@ -214,22 +234,20 @@ TEST_CASE("a Llama-style block: sizes by hand") {
   const StageShape shape = llama_shape();
   // h = 4, a = 4 x 2 = 8, kv = 2 x 2 = 4 (Q K V 16 wide), f = 6 (W1 12 wide). Per layer: g1 4,
   // Wqkv 4 x 16 = 64, Wo 8 x 4 = 32, g2 4, W1 4 x 12 = 48, W2 6 x 4 = 24: 176 floats; two layers.
-  CHECK(parameter_floats(shape) == 352);
-  CHECK(StageParams(shape, 0, 1).parameters().size() == 352);
   // Kept per token from F: x-hat, N1, x-hat, N2 (4 each), QKV 16, heads 8, u 12, SwiGLU 6: 58;
   // from I: dy, dN2, dy1, dN1 (4 each), du 12, dQKV 16: 44; two reciprocal deviations.
   // 6 tokens x 104 + 2 samples x 4 heads x 3^2 = 696 per layer.
-  CHECK(chunk_floats(shape) == 2 * 696);
-  CHECK(kept_after_f_and_i(shape) == 2 * 696);
   // F, I and W: 3 x 2 x 6 tokens x (4 x 16 + 8 x 4 + 4 x 12 + 6 x 4) for the weight products,
   // 3 x 2 x 2 products x 2 samples x 4 heads x 3 x 3 x 2 for attention; two layers.
-  CHECK(chunk_flops(shape) == 2 * (3 * 2 * 6 * 168 + 3 * 2 * 2 * 2 * 4 * 18));
+  check_sizes(shape, {.parameters = 2 * 176,
+                      .kept = 2 * 696,
+                      .flops = 2 * (3 * 2 * 6 * 168 + 3 * 2 * 2 * 2 * 4 * 18),
+                      .description = "2 transformer blocks of width 4, 4 heads of 2 features (2 "
+                                     "key/value heads), an MLP of 6, sequences of 3, Llama-style "
+                                     "(RMSNorm, SwiGLU, rotary, no biases)"});
   // What I holds besides: the probabilities' gradient 72, d(heads) 6 x 8, the gradients in and
   // out 2 x 6 x 4 and the SwiGLU output's gradient 6 x 6.
   CHECK(transient_floats(shape) == 72 + 48 + 48 + 36);
-  CHECK(describe_layers(shape) ==
-        "2 transformer blocks of width 4, 4 heads of 2 features (2 key/value heads), an MLP of 6, "
-        "sequences of 3, Llama-style (RMSNorm, SwiGLU, rotary, no biases)");
 }
 
 TEST_CASE("a block's parameters and FLOPs as profiles/ counts them, for the shipped models") {
@@ -261,22 +279,21 @@ TEST_CASE("a block's parameters and FLOPs as profiles/ counts them, for the ship
 }
 
 TEST_CASE("a tensor-parallel rank's block: sizes by hand") {
-  const StageShape shape = shard_shape();
   // h = 4, a = 2 x 3 = 6, f = 6. Per layer: Wqkv 4 x 18 = 72 and its bias 18, Wo 6 x 4 = 24 and
   // its bias 4, W1 4 x 6 = 24 and its bias 6, W2 6 x 4 = 24 and its bias 4, two layer norms 16:
   // 192 floats; two layers.
-  CHECK(parameter_floats(shape) == 384);
-  CHECK(StageParams(shape, 0, 1).parameters().size() == 384);
   // Kept per token from F: x-hat, LN1, x-hat, LN2 (4 each), QKV 18, heads 6, u and GELU 6 each:
   // 52; from I: dy, dLN2, dy1, dLN1 (4 each), du 6, dQKV 18: 40; two reciprocal deviations.
   // 6 tokens x 94 + 2 samples x 2 heads x 3^2 = 600 per layer.
-  CHECK(chunk_floats(shape) == 2 * 600);
-  CHECK(kept_after_f_and_i(shape) == 2 * 600);
   // F, I and W: 3 x 2 x 6 tokens x (4 x 18 + 6 x 4 + 4 x 6 + 6 x 4) for the weight products, and
   // 3 x 2 x 2 products x 2 samples x 2 heads x 3 x 3 x 3 for attention; two layers.
-  CHECK(chunk_flops(shape) == 2 * (3 * 2 * 6 * 144 + 3 * 2 * 2 * 2 * 2 * 27));
-  CHECK(describe_layers(shape) ==
-        "2 transformer blocks of width 4, 2 heads of 3 features, an MLP of 6, sequences of 3");
+  check_sizes(
+      shard_shape(),
+      {.parameters = 2 * 192,
+       .kept = 2 * 600,
+       .flops = 2 * (3 * 2 * 6 * 144 + 3 * 2 * 2 * 2 * 2 * 27),
+       .description = "2 transformer blocks of width 4, 2 heads of 3 features, an MLP of 6, "
+                      "sequences of 3"});
 }
 
 TEST_CASE("transformer blocks: sizes by hand, and a token sees no later token") {

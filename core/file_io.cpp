@@ -11,6 +11,11 @@
 #include <system_error>
 #include <vector>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include <spdlog/spdlog.h>
 
 #include "core/error.hpp"
@@ -84,13 +89,83 @@ struct Transaction {
   std::vector<std::string> written;  ///< log_written's messages
   std::vector<Named> outputs;        ///< check_writable's, by flag
   std::vector<Named> inputs;         ///< read_text_file's, by path
+  /// What the command prints goes to `spool` (standard output's descriptor points at it) until
+  /// commit() delivers it to the real standard output, kept as `stdout_fd`; null when standard
+  /// output could not be spooled (it is then written through).
+  std::FILE* spool = nullptr;
+  int stdout_fd = -1;
 };
 Transaction* current = nullptr;
+
+/// Whether `path` is the spool standard output points at while a transaction holds it
+/// (/dev/stdout, /dev/fd/1): such a path is standard output, written in program order like "-".
+bool is_spooled_stdout(const std::string& path) {
+  if (current == nullptr || current->spool == nullptr) return false;
+  struct stat named {};
+  struct stat out {};
+  return ::stat(path.c_str(), &named) == 0 && ::fstat(STDOUT_FILENO, &out) == 0 &&
+         named.st_dev == out.st_dev && named.st_ino == out.st_ino;
+}
+
+/// Points standard output at a temporary file for the life of the transaction.
+void start_spool(Transaction& t) {
+  std::cout.flush();
+  std::fflush(stdout);
+  std::FILE* spool = std::tmpfile();
+  if (spool == nullptr) return;
+  const int saved = ::dup(STDOUT_FILENO);
+  if (saved < 0 || ::dup2(::fileno(spool), STDOUT_FILENO) < 0) {
+    if (saved >= 0) ::close(saved);
+    std::fclose(spool);
+    return;
+  }
+  t.spool = spool;
+  t.stdout_fd = saved;
+}
+
+/// Gives standard output back; with `deliver`, first copies what the command printed to it.
+/// Returns the error of a failed delivery ("" when it succeeded or there was none to make).
+std::string end_spool(Transaction& t, bool deliver) {
+  std::cout.flush();
+  std::fflush(stdout);
+  std::string error;
+  if (t.spool == nullptr) {
+    if (deliver && std::ferror(stdout) != 0) error = "write failed";
+    std::clearerr(stdout);
+    return error;
+  }
+  if (std::ferror(stdout) != 0) error = "write failed (spooling to a temporary file)";
+  std::clearerr(stdout);
+  ::dup2(t.stdout_fd, STDOUT_FILENO);
+  ::close(t.stdout_fd);
+  if (deliver && error.empty()) {
+    std::rewind(t.spool);
+    std::vector<char> chunk(std::size_t{1} << 16);
+    while (error.empty()) {
+      const std::size_t got = std::fread(chunk.data(), 1, chunk.size(), t.spool);
+      if (got == 0) break;
+      for (std::size_t done = 0; done < got && error.empty();) {
+        const ssize_t n = ::write(STDOUT_FILENO, chunk.data() + done, got - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+          error = std::string("write failed: ") + std::strerror(errno);
+        } else {
+          done += static_cast<std::size_t>(n);
+        }
+      }
+    }
+    if (error.empty() && std::ferror(t.spool) != 0) error = "write failed (reading back its spool)";
+  }
+  std::fclose(t.spool);
+  t.spool = nullptr;
+  t.stdout_fd = -1;
+  return error;
+}
 
 /// The file `path` names, when it is a file one command must not both read and write or write
 /// twice: not stdout, not a device, FIFO or socket (/dev/null may take every output).
 std::optional<std::filesystem::path> own_file(const std::string& path) {
-  if (path.empty() || path == "-") return std::nullopt;
+  if (path.empty() || path == "-" || is_spooled_stdout(path)) return std::nullopt;
   std::error_code ec;
   const std::filesystem::file_status status = std::filesystem::status(path, ec);
   if (!ec && std::filesystem::exists(status) && !std::filesystem::is_regular_file(status))
@@ -148,7 +223,7 @@ void put_in_place(const Staged& s) {
 }  // namespace
 
 void write_text_file(const std::string& path, const std::string& content) {
-  if (path == "-") {
+  if (path == "-" || is_spooled_stdout(path)) {
     std::cout << content;
     std::cout.flush();
     return;
@@ -172,9 +247,11 @@ void write_text_file(const std::string& path, const std::string& content) {
 OutputTransaction::OutputTransaction() {
   RECYCLE_ASSERT(current == nullptr, "one output transaction at a time");
   current = new Transaction;
+  start_spool(*current);
 }
 
 OutputTransaction::~OutputTransaction() {
+  (void)end_spool(*current, false);  // a command that failed prints nothing
   for (const Staged& s : current->staged) {
     if (!s.tmp.empty()) std::remove(s.tmp.c_str());
   }
@@ -192,8 +269,8 @@ void OutputTransaction::commit() {
       if (!staged[j].tmp.empty()) std::remove(staged[j].tmp.c_str());
     }
   };
-  // Devices, FIFOs and sockets first: once one is written nothing can take it back, so no file is
-  // put in place before they all are.
+  // Devices, FIFOs and sockets first, then what the command printed: once one is written nothing
+  // can take it back, so no file is put in place before they all are.
   for (const Staged& s : staged) {
     if (!s.tmp.empty()) continue;
     try {
@@ -202,6 +279,10 @@ void OutputTransaction::commit() {
       remove_staged(0);
       throw;
     }
+  }
+  if (const std::string error = end_spool(*current, true); !error.empty()) {
+    remove_staged(0);
+    throw InputError("stdout", error);
   }
   // Then the files; one that cannot be renamed takes back those this commit created.
   std::vector<std::string> created;

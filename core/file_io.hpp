@@ -26,9 +26,11 @@ inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 30;
 void write_text_file(const std::string& path, const std::string& content);
 
 /// All or nothing for the files one command writes: while a transaction is alive, each
-/// write_text_file (but to stdout) is staged as a complete temporary file next to its target;
-/// commit() puts them all in place, and a transaction ended without commit() (the command failed)
-/// removes them, so no earlier output of a failed run is left behind. One at a time.
+/// write_text_file (but to stdout) is staged as a complete temporary file next to its target, and
+/// what the command prints to standard output (printf, std::cout, "-", /dev/stdout) is spooled to
+/// an unnamed temporary file; commit() puts them all in place, and a transaction ended without
+/// commit() (the command failed) removes them and prints nothing, so no earlier output of a failed
+/// run is left behind: its one line is the error. One at a time.
 class OutputTransaction {
  public:
   OutputTransaction();
@@ -37,10 +39,10 @@ class OutputTransaction {
   OutputTransaction& operator=(const OutputTransaction&) = delete;
 
   /// Puts every staged file in place: first the devices, FIFOs and sockets (written through, which
-  /// cannot be undone, and is what fails on a full device), then the files, renamed in the order
-  /// written. InputError naming the first that cannot be written: no file is then left in place
-  /// (but one that replaced an existing file before a rename failed). Then logs what
-  /// log_written() queued.
+  /// cannot be undone, and is what fails on a full device), then what was printed (InputError
+  /// naming stdout when it cannot be written), then the files, renamed in the order written.
+  /// InputError naming the first that cannot be written: no file is then left in place (but one
+  /// that replaced an existing file before a rename failed). Then logs what log_written() queued.
   void commit();
 };
 

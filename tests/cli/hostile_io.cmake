@@ -47,6 +47,23 @@ cli_shell_test("simulate -o /dev/full leaves no --chrome-trace" 0
 cli_shell_test("plan -o /dev/full says only the error" 0
   "^rc=2 stderr=1 ## error: /dev/full: write failed ## $"
   "${P} plan --schedule 1f1b --pp 2 --microbatches 4 -o /dev/full 2>${OUT}/hio_plan.err; echo rc=$? stderr=$(grep -c . ${OUT}/hio_plan.err); cat ${OUT}/hio_plan.err")
+# What a command prints is held until its files are in place: a failed write prints no report
+# before its error, and a full standard output is an error, not a silent exit 0.
+cli_shell_test("simulate --chrome-trace /dev/full prints no report" 0
+  "^rc=2 stdout=0 ## error: /dev/full: write failed ## $"
+  "${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --chrome-trace /dev/full >${OUT}/hio_rep.out 2>${OUT}/hio_rep.err; echo rc=$? stdout=$(wc -c <${OUT}/hio_rep.out); cat ${OUT}/hio_rep.err")
+cli_shell_test("validate --chrome-trace /dev/full prints no report" 0
+  "^rc=2 stdout=0 ## error: /dev/full: write failed ## $"
+  "${P} validate --backend cpu --schedule 1f1b --pp 2 --microbatches 2 --width 64 --iterations 2 --chrome-trace /dev/full >${OUT}/hio_val.out 2>${OUT}/hio_val.err; echo rc=$? stdout=$(wc -c <${OUT}/hio_val.out); cat ${OUT}/hio_val.err")
+cli_shell_test("a full standard output is an error" 0
+  "^rc=2 ## error: stdout: write failed: No space left on device ## $"
+  "${P} plan --schedule 1f1b --pp 2 --microbatches 4 >/dev/full 2>${OUT}/hio_full.err; echo rc=$?; cat ${OUT}/hio_full.err")
+cli_shell_test("a full standard output leaves no --svg file" 0
+  "^rc=2 file=none ## $"
+  "rm -f ${OUT}/hio_full.svg; ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --svg ${OUT}/hio_full.svg >/dev/full 2>/dev/null; echo rc=$? file=$(test -e ${OUT}/hio_full.svg && echo kept || echo none)")
+cli_shell_test("-o /dev/stdout comes in order with the report" 0
+  "^same ## $"
+  "a=$(${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --chrome-trace - 2>/dev/null | md5sum); b=$(${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --chrome-trace /dev/stdout 2>/dev/null | md5sum); [ \"$a\" = \"$b\" ] && echo same")
 cli_shell_test("plan -o FILE says it wrote it once written" 0
   "^info: wrote [^ ]*hio_plan[.]txt [(]1f1b schedule[)] ## 1f1b: dp 1 x pp 2, 4 micro-batches, makespan 15 s"
   "rm -f ${OUT}/hio_plan.txt; ${P} plan --schedule 1f1b --pp 2 --microbatches 4 -o ${OUT}/hio_plan.txt && cat ${OUT}/hio_plan.txt")

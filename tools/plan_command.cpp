@@ -122,8 +122,18 @@ Command add_plan_command(CLI::App& app) {
       ->capture_default_str();
   o->placement.add_to(*sub);
   sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
-  sub->add_option("--check", o->check,
-                  "Validate a schedule file (JSON or PyTorch CSV): exit 0 if valid, 1 if not");
+  CLI::Option* check =
+      sub->add_option("--check", o->check,
+                      "Validate a schedule file (JSON or PyTorch CSV): exit 0 if valid, 1 if not");
+  // --check reads a schedule and writes nothing: what makes or writes one is refused with it
+  // rather than ignored (--schedule keeps a message of its own, below).
+  for (CLI::Option* flag : sub->get_options()) {
+    const std::string name = flag->get_name();
+    if (flag != check && name != "--help" && name != "--schedule" && name != "--placement" &&
+        name != "--memory-limit") {
+      check->excludes(flag);
+    }
+  }
   sub->footer(examples({
       "recycle plan --schedule 1f1b --pp 4 --microbatches 8",
       "recycle plan --schedule zb-h1 --pp 4 --microbatches 8 --costs 1,1,1 --format json -o "

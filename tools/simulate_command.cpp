@@ -63,6 +63,10 @@ int run_simulate(const SimulateOptions& o) {
   }
   request.cost_source = o.layout.cost_source();
   request.layout_source = o.layout.job;
+  if (o.trace_iteration && o.chrome_trace.empty() && o.svg.empty()) {
+    throw InputError("--trace-iteration",
+                     "draws one iteration of --chrome-trace or --svg; give one of them");
+  }
   if (o.trace_iteration && *o.trace_iteration > o.iterations) {
     throw InputError("--trace-iteration",
                      "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");

@@ -100,3 +100,17 @@ cli_shell_test("profile measure --job: the profile over its own job file is refu
   "cp ${DATA}/job_tiny_gpt.json ${OUT}/own_job.json && ${P} profile measure --job ${OUT}/own_job.json -o ${OUT}/own_job.json --repetitions 3; rc=$?; cmp -s ${DATA}/job_tiny_gpt.json ${OUT}/own_job.json || exit 9; exit $rc")
 cli_test("simulate: /dev/null takes every output" 0 "iteration time"
   simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --svg /dev/null --chrome-trace /dev/null)
+
+# Flags a command would ignore are refused: --check writes nothing, --trace-iteration draws in a
+# trace or an SVG.
+cli_shell_test("plan --check refuses -o" 0 "^rc=2 file=none ## error: --output excludes --check ## $"
+  "rm -f ${OUT}/hio_check.txt; ${P} plan --schedule 1f1b --pp 2 --microbatches 4 --format json -o ${OUT}/hio_check.json 2>/dev/null && ${P} plan --check ${OUT}/hio_check.json -o ${OUT}/hio_check.txt 2>${OUT}/hio_check.err; echo rc=$? file=$(test -e ${OUT}/hio_check.txt && echo kept || echo none); cat ${OUT}/hio_check.err")
+cli_shell_test("plan --check refuses --format and --pp" 0
+  "^error: --format excludes --check ## error: --pp excludes --check ## $"
+  "${P} plan --schedule 1f1b --pp 2 --microbatches 4 --format json -o ${OUT}/hio_check2.json 2>/dev/null && { ${P} plan --check ${OUT}/hio_check2.json --format csv; ${P} plan --check ${OUT}/hio_check2.json --pp 3; } 2>&1; true")
+cli_shell_test("plan --check takes --placement and --memory-limit" 0
+  "^rc=0 ## .*hio_check3[.]json: valid: 1f1b schedule, dp 1 x pp 2, 4 micro-batches"
+  "${P} plan --schedule 1f1b --pp 2 --microbatches 4 --format json -o ${OUT}/hio_check3.json 2>/dev/null && ${P} plan --check ${OUT}/hio_check3.json --placement loop --memory-limit 8 >${OUT}/hio_check3.out 2>&1; echo rc=$?; cat ${OUT}/hio_check3.out")
+cli_test("simulate --trace-iteration needs a trace or an SVG" 2
+  "^error: --trace-iteration: draws one iteration of --chrome-trace or --svg. give one of them ## $"
+  simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --trace-iteration 2)

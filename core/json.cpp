@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <unordered_set>
+#include <vector>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
@@ -34,11 +36,78 @@ const char* type_name(const nlohmann::json& j) {
   return "an object";
 }
 
+/// Refuses an object that gives one key twice (RFC 8259 leaves which one counts to the reader;
+/// the last would silently win), naming the key's path, while the parser walks the text.
+class DuplicateKeys {
+ public:
+  explicit DuplicateKeys(const std::string& source) : source_(source) {}
+
+  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        enter_element();
+        frames_.push_back({event == Event::object_start, {}, {}, 0, 0});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        frames_.pop_back();
+        break;
+      case Event::key: {
+        Frame& object = frames_.back();
+        object.key = parsed.get<std::string>();
+        if (!object.keys.insert(object.key).second) {
+          throw InputError(source_ + ": " + path(),
+                           "duplicate key (the object gives it twice; keep one)");
+        }
+        break;
+      }
+      case Event::value:
+        enter_element();
+        break;
+    }
+    return true;
+  }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::unordered_set<std::string> keys;
+    std::string key;           ///< object: the member being read
+    std::size_t index = 0;     ///< array: the element being read
+    std::size_t elements = 0;  ///< array: elements begun
+  };
+
+  /// An element begins: in an array, it is the next one.
+  void enter_element() {
+    if (!frames_.empty() && !frames_.back().object)
+      frames_.back().index = frames_.back().elements++;
+  }
+
+  /// "workers[3].dp": the member or element each open object or array is reading.
+  [[nodiscard]] std::string path() const {
+    std::string out;
+    for (const Frame& f : frames_) {
+      if (f.object) {
+        if (!out.empty()) out += '.';
+        out += f.key;
+      } else {
+        out += '[' + std::to_string(f.index) + ']';
+      }
+    }
+    return out;
+  }
+
+  const std::string& source_;
+  std::vector<Frame> frames_;
+};
+
 }  // namespace
 
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
   try {
-    return nlohmann::json::parse(text);
+    return nlohmann::json::parse(text, DuplicateKeys(source));
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based and points one past the offending character.
     const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;

@@ -28,6 +28,20 @@ TEST_CASE("parse_json reports the line and column of a syntax error") {
         "e.json:1:1: empty file, expected JSON");
 }
 
+TEST_CASE("parse_json refuses an object that gives a key twice, naming its path") {
+  CHECK(error_of([] { (void)recycle::parse_json(R"({"pp": 2, "pp": 4})", "j.json"); }) ==
+        "j.json: pp: duplicate key (the object gives it twice; keep one)");
+  // Nested: the second "d" of the object that is element 1 of b.c; the arrays before it (element
+  // 0 of "x", the scalar 1) are counted.
+  CHECK(error_of([] {
+          (void)recycle::parse_json(
+              R"({"x": [[0], 1], "b": {"c": [[], {"d": 2, "e": [], "d": 3}]}})", "n.json");
+        }) == "n.json: b.c[1].d: duplicate key (the object gives it twice; keep one)");
+  // The same key in two objects, or as a value, is not a duplicate.
+  const auto j = recycle::parse_json(R"([{"a": 1}, {"a": 2, "b": "a"}])", "ok.json");
+  CHECK(j[1]["a"] == 2);
+}
+
 TEST_CASE("JsonView names the field path in every error") {
   const auto j = recycle::parse_json(
       R"({"layout": {"pp": 0, "dp": "x"}, "workers": [1, {"a": 2}]})", "f.json");

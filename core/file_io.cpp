@@ -235,6 +235,16 @@ void write_text_file(const std::string& path, const std::string& content) {
     current->staged.push_back({path, path, "", content});
     return;
   }
+  // An output flag naming an input is refused when checked (check_writable) or when the input is
+  // read (note_input); this holds for any other path a command writes.
+  if (current != nullptr) {
+    if (const auto file = own_file(path)) {
+      for (const Named& in : current->inputs) {
+        if (in.file == *file)
+          throw InputError(path, "is an input of this command too; write it elsewhere");
+      }
+    }
+  }
   Staged s = stage(path, content);
   if (!current) return put_in_place(s);
   // Written twice in one run: the second content wins, in the first one's place.
@@ -244,10 +254,10 @@ void write_text_file(const std::string& path, const std::string& content) {
   current->staged.push_back(std::move(s));
 }
 
-OutputTransaction::OutputTransaction() {
+OutputTransaction::OutputTransaction(Stdout stdout_mode) {
   RECYCLE_ASSERT(current == nullptr, "one output transaction at a time");
   current = new Transaction;
-  start_spool(*current);
+  if (stdout_mode == Stdout::kHold) start_spool(*current);
 }
 
 OutputTransaction::~OutputTransaction() {

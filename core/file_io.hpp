@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace recycle {
@@ -27,13 +28,17 @@ void write_text_file(const std::string& path, const std::string& content);
 
 /// All or nothing for the files one command writes: while a transaction is alive, each
 /// write_text_file (but to stdout) is staged as a complete temporary file next to its target, and
-/// what the command prints to standard output (printf, std::cout, "-", /dev/stdout) is spooled to
-/// an unnamed temporary file; commit() puts them all in place, and a transaction ended without
-/// commit() (the command failed) removes them and prints nothing, so no earlier output of a failed
-/// run is left behind: its one line is the error. One at a time.
+/// with Stdout::kHold what the command prints to standard output (printf, std::cout, "-",
+/// /dev/stdout) is spooled to an unnamed temporary file; commit() puts them all in place, and a
+/// transaction ended without commit() (the command failed) removes them and prints nothing, so no
+/// earlier output of a failed run is left behind: its one line is the error. One at a time.
 class OutputTransaction {
  public:
-  OutputTransaction();
+  /// Whether standard output is held until commit() (the program's commands) or written as the
+  /// caller goes (a test whose framework reports on standard output).
+  enum class Stdout : std::uint8_t { kWriteThrough, kHold };
+
+  explicit OutputTransaction(Stdout stdout_mode = Stdout::kWriteThrough);
   ~OutputTransaction();
   OutputTransaction(const OutputTransaction&) = delete;
   OutputTransaction& operator=(const OutputTransaction&) = delete;

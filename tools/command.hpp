@@ -30,6 +30,17 @@ Command add_replay_command(CLI::App& app);
 Command add_study_command(CLI::App& app);
 Command add_validate_command(CLI::App& app);
 
+/// Adds an output flag of `app`: a FILE the command writes ("-": stdout). Every output flag given
+/// is checked by check_outputs before the command runs, so no command can forget to, and none
+/// computes for nothing.
+CLI::Option* add_output(CLI::App& app, const std::string& name, std::string& path,
+                        const std::string& description);
+/// check_writable (core/file_io.hpp) on each output flag given on the command line, in the order
+/// they were added: its directory exists, it is no directory, no two name one file. Inside the
+/// command's OutputTransaction, before the command reads anything, so an output that names an
+/// input is refused when the input is read.
+void check_outputs();
+
 /// Formats help text footers the same way in every subcommand.
 [[nodiscard]] std::string examples(std::initializer_list<std::string> lines);
 

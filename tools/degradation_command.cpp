@@ -176,7 +176,7 @@ Command add_degradation_command(CLI::App& app) {
                   "Rows up to K failed workers (default dp - 1, every row)")
       ->check(CLI::Range(0, planner::kMaxDp - 1));
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
-  sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
+  add_output(*sub, "-o,--output", o->output, "Write to FILE instead of stdout");
   sub->footer(examples({
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1",
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --memory-limit 16",

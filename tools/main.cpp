@@ -94,7 +94,8 @@ int main(int argc, char** argv) {
     for (const Command& command : commands) {
       if (!command.app->parsed()) continue;
       // Outputs go in place only when the command ends without an error (exit 0 or 1).
-      recycle::OutputTransaction outputs;
+      recycle::OutputTransaction outputs(recycle::OutputTransaction::Stdout::kHold);
+      check_outputs();
       const int status = command.run();
       outputs.commit();
       return status;

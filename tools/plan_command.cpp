@@ -121,7 +121,7 @@ Command add_plan_command(CLI::App& app) {
       ->check(CLI::IsMember(planner::torch_version_names()))
       ->capture_default_str();
   o->placement.add_to(*sub);
-  sub->add_option("-o,--output", o->output, "Write to FILE instead of stdout");
+  add_output(*sub, "-o,--output", o->output, "Write to FILE instead of stdout");
   CLI::Option* check =
       sub->add_option("--check", o->check,
                       "Validate a schedule file (JSON or PyTorch CSV): exit 0 if valid, 1 if not");

@@ -54,7 +54,7 @@ Command add_plan_table_command(CLI::App& app) {
       ->check(CLI::Range(1, planner::kMaxMicrobatches));
   sub->add_flag("--no-stagger", o->no_stagger,
                 "Plan for the global optimizer barrier instead of the staggered optimizer");
-  sub->add_option("-o,--output", o->output, "The plan table file to write (JSON)");
+  add_output(*sub, "-o,--output", o->output, "The plan table file to write (JSON)");
   sub->footer(examples({
       "recycle plan-table --pp 4 --dp 4 --microbatches 8 --max-failures 2 -o table.json",
       "recycle plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 2:1 --plan-table "

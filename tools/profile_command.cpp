@@ -86,7 +86,7 @@ Command add_profile_command(CLI::App& app) {
   CLI::App* synth = sub->add_subcommand(
       "synth", "Write the recycle.profile/1 of a job (model + hardware + parallel configuration)");
   synth->add_option("--job", o->job, "Job JSON (docs/profiles.md)")->required();
-  synth->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
+  add_output(*synth, "-o,--output", o->output, "Write the profile to FILE instead of stdout");
   synth->footer(examples({"recycle profile synth --job job.json -o profile.json",
                           "recycle simulate --schedule zb-h1 --pp 8 --microbatches 64 --profile "
                           "profile.json"}));
@@ -103,7 +103,7 @@ Command add_profile_command(CLI::App& app) {
       ->check(CLI::Range(2, 1024));
   add_shape_options(*measure, o->shape);
   add_repetitions_option(*measure, o->repetitions);
-  measure->add_option("-o,--output", o->output, "Write the profile to FILE instead of stdout");
+  add_output(*measure, "-o,--output", o->output, "Write the profile to FILE instead of stdout");
   CLI::Option* measure_job_option = measure->add_option(
       "--job", o->job,
       "Time one layer of the job's model (its GPT or Llama block at the job's width, heads, "
@@ -132,7 +132,6 @@ Command add_profile_command(CLI::App& app) {
               if (o->output == "-")
                 throw InputError("--output",
                                  "give a FILE with --job: the comparison goes to stdout");
-              check_writable(o->output, "--output");
               const profiles::Job job = profiles::load_job(o->job);
               const JobMeasurement m = measure_job(job, backend, o->repetitions);
               write_text_file(o->output, profiles::to_json(m.profile).dump(2) + "\n");
@@ -141,7 +140,6 @@ Command add_profile_command(CLI::App& app) {
             }
             if (measure->parsed()) {
               const Backend backend = parse_backend(o->backend);
-              check_writable(o->output, "--output");
               const profiles::Profile p =
                   measure_profile(backend, o->shape, o->pp, o->dp, o->repetitions);
               write_text_file(o->output, profiles::to_json(p).dump(2) + "\n");

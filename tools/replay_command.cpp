@@ -83,9 +83,6 @@ traces::Trace load_trace(const TraceSource& source, std::int64_t cluster_nodes) 
 
 int run_replay(const ReplayArgs& a) {
   const std::vector<sim::PolicyKind> chosen = sim::parse_policies(a.policy, "--policy");
-  check_writable(a.output, "--output");
-  check_writable(a.timeline, "--timeline");
-  check_writable(a.svg, "--svg");
   const profiles::Job job = profiles::load_job(a.job);
   const planner::JobModel model = planner::job_model(job);
   const traces::Trace trace = load_trace(a.trace, job.resilience.cluster.nodes);
@@ -140,9 +137,9 @@ Command add_replay_command(CLI::App& app) {
                   "CSV config,iteration_s of measured iteration times that override the simulated "
                   "ones (keys PxS or N nodes)");
   sub->add_flag("--json", a->json, "Print JSON instead of a table");
-  sub->add_option("--timeline", a->timeline, "Write the throughput over time as CSV");
-  sub->add_option("--svg", a->svg, "Write the throughput over time as an SVG line chart");
-  sub->add_option("-o,--output", a->output, "Write the table or JSON to FILE instead of stdout");
+  add_output(*sub, "--timeline", a->timeline, "Write the throughput over time as CSV");
+  add_output(*sub, "--svg", a->svg, "Write the throughput over time as an SVG line chart");
+  add_output(*sub, "-o,--output", a->output, "Write the table or JSON to FILE instead of stdout");
   sub->add_flag("--quiet", a->quiet, "No progress bar");
   sub->footer(examples({
       "recycle replay --job job.json --trace traces/data/llama3-like.csv --map scale --days 30",

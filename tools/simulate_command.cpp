@@ -71,9 +71,6 @@ int run_simulate(const SimulateOptions& o) {
     throw InputError("--trace-iteration",
                      "expected 1 to " + std::to_string(o.iterations) + " (--iterations)");
   }
-  check_writable(o.output, "--output");
-  check_writable(o.chrome_trace, "--chrome-trace");
-  check_writable(o.svg, "--svg");
 
   // What the run will keep and draw, checked before any work.
   const auto require_fits = [&](const planner::Layout& layout) {
@@ -153,10 +150,10 @@ Command add_simulate_command(CLI::App& app) {
       ->excludes(sub->get_option("--job"));
   o->layout.add_network_to(*sub);
   sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
-  sub->add_option("-o,--output", o->output, "Write the report to FILE instead of stdout");
-  sub->add_option("--chrome-trace", o->chrome_trace,
-                  "Write the timeline as a Chrome trace (open in ui.perfetto.dev)");
-  sub->add_option("--svg", o->svg, "Write the timeline as an SVG Gantt chart");
+  add_output(*sub, "-o,--output", o->output, "Write the report to FILE instead of stdout");
+  add_output(*sub, "--chrome-trace", o->chrome_trace,
+             "Write the timeline as a Chrome trace (open in ui.perfetto.dev)");
+  add_output(*sub, "--svg", o->svg, "Write the timeline as an SVG Gantt chart");
   sub->add_option("--trace-iteration", o->trace_iteration,
                   "Draw only iteration N (1-based) in --chrome-trace and --svg; default all")
       ->check(CLI::Range(1, kMaxIterations));

@@ -42,7 +42,6 @@ int run_study(const StudyArgs& a) {
   if (a.trace.path.empty() == a.preset.empty()) {
     throw InputError("--trace", "give either --trace FILE or --trace-preset NAME");
   }
-  check_writable(a.output, "--output");
   sim::StudyOptions o;
   o.job = load_json(a.job);
   o.job_source = a.job;
@@ -74,7 +73,6 @@ int run_study(const StudyArgs& a) {
 }
 
 int run_merge(const StudyArgs& a) {
-  check_writable(a.merge_output, "--output");
   std::vector<std::pair<std::string, std::string>> files;
   for (const std::string& path : a.merge_inputs) files.emplace_back(path, read_text_file(path));
   write_text_file(a.merge_output, sim::merge_study(files));
@@ -106,7 +104,7 @@ Command add_study_command(CLI::App& app) {
   sub->add_option("--shard", a->shard, "Run every N-th point from I: I/N (default 0/1)");
   sub->add_option("--threads", a->threads,
                   "Threads (default: every core this process may use, its CPU affinity)");
-  sub->add_option("-o,--output", a->output, "Write the CSV to FILE instead of stdout");
+  add_output(*sub, "-o,--output", a->output, "Write the CSV to FILE instead of stdout");
   sub->footer(examples({
       "recycle study --job job.json --sweep cluster.spares=0,2,4,8 --trace-preset llama3-like "
       "--seeds 3 -o spares.csv",
@@ -119,7 +117,7 @@ Command add_study_command(CLI::App& app) {
   CLI::App* merge = sub->add_subcommand(
       "merge", "Join the CSVs of a sharded study into the file an unsharded run writes");
   merge->add_option("files", a->merge_inputs, "The shards' CSV files")->required();
-  merge->add_option("-o,--output", a->merge_output, "Write to FILE instead of stdout");
+  add_output(*merge, "-o,--output", a->merge_output, "Write to FILE instead of stdout");
   return {sub, [a, merge] { return merge->parsed() ? run_merge(*a) : run_study(*a); }};
 }
 

@@ -181,7 +181,7 @@ Command add_trace_command(CLI::App& app) {
   gen->add_option("--rate", gen_args->rate, "Failures per 1,000 node-days");
   gen->add_option("--seed", gen_args->seed, "Seed of the random draws (same seed, same file)")
       ->required();
-  gen->add_option("-o,--output", gen_args->output, "Output file ('-': stdout)")->required();
+  add_output(*gen, "-o,--output", gen_args->output, "Output file ('-': stdout)")->required();
   gen->add_option("--tbf", gen_args->tbf,
                   "Time between failure instants: exp or weibull:SHAPE (default exp)");
   gen->add_option("--repair", gen_args->repair,
@@ -202,7 +202,8 @@ Command add_trace_command(CLI::App& app) {
                                             "Convert a trace to the native CSV, checking it, "
                                             "optionally mapped onto a cluster of another size");
   add_import_flags(convert, convert_args->in);
-  convert->add_option("-o,--output", convert_args->output, "Output file ('-': stdout)")->required();
+  add_output(*convert, "-o,--output", convert_args->output, "Output file ('-': stdout)")
+      ->required();
   convert->add_option(
       "--map", convert_args->map,
       "Replay on a cluster of --cluster nodes: wrap, sample or scale (docs/traces.md)");

@@ -384,7 +384,6 @@ int run_validate(ValidateOptions o) {
                                  o.heartbeat_ms * o.run.heartbeat.missed / 1000,
                                  o.run.wait_limit.count() / 1000));
   }
-  check_writable(o.chrome_trace, "--chrome-trace");
   for (const std::string& kill : o.kills) {
     static_cast<void>(parse_kill(kill, layout, o.run.iterations));  // refused before measuring
   }
@@ -533,9 +532,9 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("--missed-beats", o->run.heartbeat.missed,
                   "Heartbeats missed in a row before a worker counts as failed (default 5)")
       ->check(CLI::Range(1, 1000));
-  sub->add_option("--chrome-trace", o->chrome_trace,
-                  "Write the measured timeline as a Chrome trace, in the format of recycle "
-                  "simulate --chrome-trace (open both in ui.perfetto.dev)");
+  add_output(*sub, "--chrome-trace", o->chrome_trace,
+             "Write the measured timeline as a Chrome trace, in the format of recycle "
+             "simulate --chrome-trace (open both in ui.perfetto.dev)");
   sub->add_flag("--json", o->json, "Print JSON");
   sub->footer(
       examples({"recycle validate --schedule 1f1b --pp 2 --microbatches 8",

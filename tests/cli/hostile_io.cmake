@@ -114,3 +114,17 @@ cli_shell_test("plan --check takes --placement and --memory-limit" 0
 cli_test("simulate --trace-iteration needs a trace or an SVG" 2
   "^error: --trace-iteration: draws one iteration of --chrome-trace or --svg. give one of them ## $"
   simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --trace-iteration 2)
+
+# Every output flag is checked before the command runs (tools: add_output, check_outputs), so no
+# command writes over its own input: the job stays a job, the trace a trace.
+foreach(cmd "profile synth" "plan" "degradation" "plan-table")
+  cli_shell_test("${cmd} -o over its --job is refused" 0
+    "^rc=2 same ## error: --output: [^ ]*hio_own[.]json is an input of this command too. write the output elsewhere ## $"
+    "cp ${DATA}/replay_job.json ${OUT}/hio_own.json; ${P} ${cmd} --job ${OUT}/hio_own.json -o ${OUT}/hio_own.json 2>${OUT}/hio_own.err; echo rc=$? $(cmp -s ${DATA}/replay_job.json ${OUT}/hio_own.json && echo same || echo changed); cat ${OUT}/hio_own.err")
+endforeach()
+cli_shell_test("trace convert -o over its input is refused" 0
+  "^rc=2 same ## error: --output: [^ ]*hio_own[.]csv is an input of this command too. write the output elsewhere ## $"
+  "cp ${DATA}/replay_trace.csv ${OUT}/hio_own.csv; ${P} trace convert ${OUT}/hio_own.csv -o ${OUT}/hio_own.csv 2>${OUT}/hio_ownt.err; echo rc=$? $(cmp -s ${DATA}/replay_trace.csv ${OUT}/hio_own.csv && echo same || echo changed); cat ${OUT}/hio_ownt.err")
+cli_test("plan -o into a missing directory is refused before planning" 2
+  "^error: --output: /nonexistent-hio/x[.]json: cannot open for writing [(]no directory /nonexistent-hio[)] ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 4 -o /nonexistent-hio/x.json)

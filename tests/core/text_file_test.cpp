@@ -1,4 +1,5 @@
-// read_text_file on streams, and an OutputTransaction whose device write fails.
+// read_text_file on streams, and an OutputTransaction whose device write fails or whose output
+// would replace an input.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -91,5 +92,23 @@ TEST_CASE("a transaction whose device write fails puts none of its files in plac
     CHECK_THROWS_WITH_AS(outputs.commit(), "/dev/full: write failed", recycle::InputError);
   }
   CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 0);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an output transaction refuses to write over a file the command has read") {
+  const fs::path dir = fresh_dir("recycle_text_file_own");
+  const std::string in = (dir / "job.json").string();
+  recycle::write_text_file(in, "{}\n");
+  {
+    recycle::OutputTransaction outputs;
+    (void)recycle::read_text_file(in);
+    // Through a different spelling of the same path, without check_writable first.
+    const std::string same = (dir / "." / "job.json").string();
+    CHECK_THROWS_WITH_AS(recycle::write_text_file(same, "overwritten\n"),
+                         (same + ": is an input of this command too; write it elsewhere").c_str(),
+                         recycle::InputError);
+    outputs.commit();
+  }
+  CHECK(recycle::read_text_file(in) == "{}\n");
   fs::remove_all(dir);
 }

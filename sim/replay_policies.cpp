@@ -327,6 +327,8 @@ std::vector<PolicyKind> parse_policies(std::string_view text, const std::string&
   if (text == "all") return all_policies();
   std::vector<PolicyKind> out;
   for (const std::string_view name : split(text, ',')) {
+    if (trim(name) == "all")
+      throw InputError(where, "'all' stands alone: it already lists every policy");
     const PolicyKind kind = parse_policy(trim(name), where);
     if (std::find(out.begin(), out.end(), kind) != out.end()) {
       throw InputError(where, "'" + std::string(trim(name)) + "' is listed twice");

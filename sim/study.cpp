@@ -132,7 +132,17 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
     } else {
       generator.nodes = nodes;
       generator.seed = static_cast<std::uint64_t>(seed);
-      traces::validate(generator);
+      try {
+        traces::validate(generator);
+      } catch (const InputError& e) {
+        // A generator value the sweep set is the sweep's, not the flag's the user never gave.
+        const std::string flag = e.where().starts_with("--") ? e.where().substr(2) : "";
+        const bool swept = std::any_of(values.begin(), values.end(),
+                                       [&](const auto& kv) { return kv.first == flag; });
+        if (!swept) throw;
+        throw InputError("--sweep " + flag,
+                         fmt::format("point {} ({}): {}", index, label, e.problem()));
+      }
       trace = traces::generate_trace(generator);
     }
     const ReplayResult r = replay(parsed, model, trace, options);
@@ -209,11 +219,16 @@ std::int64_t study_points(const std::vector<SweepAxis>& axes) {
 
 std::string run_study(const StudyOptions& o) {
   const std::int64_t points = study_points(o.axes);
+  std::vector<std::string> swept;
   for (const SweepAxis& axis : o.axes) {
     for (const std::string& key : axis.keys) {
       if ((key == "rate" || key == "days") && o.preset.empty()) {
         throw InputError("--sweep", "'" + key + "' needs --trace-preset (it sets the generator)");
       }
+      // A key swept twice would be set twice per point, the last value silently winning.
+      if (std::find(swept.begin(), swept.end(), key) != swept.end())
+        throw InputError("--sweep", "'" + key + "' is swept twice; give its values once");
+      swept.push_back(key);
     }
   }
   std::vector<std::int64_t> mine;

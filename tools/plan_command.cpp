@@ -30,6 +30,7 @@ struct PlanOptions {
   std::string check;
   PlacementOption placement;
   std::string torch_version = "2.15";
+  bool torch_version_given = false;
 };
 
 int run_check(const PlanOptions& o) {
@@ -80,6 +81,11 @@ int run_generate(const PlanOptions& o) {
   // The costs simulate refuses, refused by the same rule.
   o.layout.require_time(steady->period);
 
+  // Flags of one format, refused with another rather than ignored.
+  if (o.comms && o.format != "json")
+    throw InputError("--comms", "adds the communication to --format json; csv-comms has it");
+  if (o.torch_version_given && o.format != "csv-comms")
+    throw InputError("--torch-version", "sets the dialect of --format csv-comms");
   std::string text;
   if (o.format == "json") {
     text = planner::to_json(o.comms ? lowered : compute, &*steady);
@@ -119,12 +125,14 @@ Command add_plan_command(CLI::App& app) {
                   "csv-comms: write the action tokens and rules of this torch.distributed."
                   "pipelining version (docs/formats.md)")
       ->check(CLI::IsMember(planner::torch_version_names()))
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->torch_version_given = true; });
   o->placement.add_to(*sub);
   add_output(*sub, "-o,--output", o->output, "Write to FILE instead of stdout");
   CLI::Option* check =
       sub->add_option("--check", o->check,
                       "Validate a schedule file (JSON or PyTorch CSV): exit 0 if valid, 1 if not");
+  sub->get_option("--placement")->needs(check);  // it says what a schedule file must be
   // --check reads a schedule and writes nothing: what makes or writes one is refused with it
   // rather than ignored (--schedule keeps a message of its own, below).
   for (CLI::Option* flag : sub->get_options()) {

@@ -2,6 +2,8 @@
 // that a failure at run time costs a lookup (`--plan-table FILE` on plan and simulate).
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "planner/plan_table.hpp"
@@ -31,6 +33,10 @@ int run_plan_table(const PlanTableOptions& o) {
   base.memory_limit = o.memory_limit;
   base.staggered_optimizer = !o.no_stagger;
   const planner::PlanTable table = planner::build_plan_table(base, o.max_failures);
+  // The costs plan and simulate refuse, refused by the same rule: no plan's iteration takes time.
+  Nanos longest = 0;
+  for (const auto& [key, plan] : table.plans) longest = std::max(longest, plan.estimate.period);
+  o.layout.require_time(longest);
   write_text_file(o.output, planner::to_json(table));
   log_written(fmt::format(
       "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "

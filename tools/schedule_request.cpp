@@ -127,7 +127,7 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
                "recycle: keep the global optimizer barrier instead of staggering");
   app.add_option("--plan-table", plan_table,
                  "recycle: look the plan up in a table from `recycle plan-table`");
-  app.add_flag(
+  CLI::Option* exact_flag = app.add_flag(
       "--exact", exact,
       "recycle: the optimal plan for these routes, a MILP solved with CBC (small layouts)");
   app.add_option("--time-limit", time_limit_s,
@@ -139,7 +139,8 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
                        ? std::string()
                        : "expected a number of seconds, got '" + text + "'";
           },
-          "", "finite"));
+          "", "finite"))
+      ->needs(exact_flag);
   return option;
 }
 

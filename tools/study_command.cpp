@@ -95,15 +95,21 @@ Command add_study_command(CLI::App& app) {
   sub->add_option("--policy", a->policy, "Policies, a comma list or all (default)");
   a->trace.add_to(*sub, "Trace file every point replays",
                   "Replay the trace on each point's cluster: wrap, sample, scale");
-  sub->add_option("--trace-preset", a->preset,
-                  "Generate one trace per point and seed instead: llama3-like, cloud-bad, "
-                  "infinitehbd-like");
-  sub->add_option("--seeds", a->seeds, "Seeds per point with --trace-preset (default 1)");
+  CLI::Option* preset =
+      sub->add_option("--trace-preset", a->preset,
+                      "Generate one trace per point and seed instead: llama3-like, cloud-bad, "
+                      "infinitehbd-like");
+  // What reads or maps a trace file does nothing to generated traces.
+  for (const char* flag : {"--trace", "--from", "--map", "--seed"})
+    preset->excludes(sub->get_option(flag));
+  sub->add_option("--seeds", a->seeds, "Seeds per point with --trace-preset (default 1)")
+      ->excludes(sub->get_option("--trace"));
   sub->add_option("--days", a->days, "Days to replay (default: 30 with a preset, the whole trace)");
   sub->add_option("--step-table", a->step_table, "Measured iteration times (docs/policies.md)");
   sub->add_option("--shard", a->shard, "Run every N-th point from I: I/N (default 0/1)");
   sub->add_option("--threads", a->threads,
-                  "Threads (default: every core this process may use, its CPU affinity)");
+                  "Threads (default: every core this process may use, its CPU affinity)")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   add_output(*sub, "-o,--output", a->output, "Write the CSV to FILE instead of stdout");
   sub->footer(examples({
       "recycle study --job job.json --sweep cluster.spares=0,2,4,8 --trace-preset llama3-like "

@@ -118,9 +118,10 @@ cli_test("simulate --trace-iteration needs a trace or an SVG" 2
 # Every output flag is checked before the command runs (tools: add_output, check_outputs), so no
 # command writes over its own input: the job stays a job, the trace a trace.
 foreach(cmd "profile synth" "plan" "degradation" "plan-table")
+  string(REPLACE " " "_" f "hio_own_${cmd}")  # a file per test: they run in parallel
   cli_shell_test("${cmd} -o over its --job is refused" 0
-    "^rc=2 same ## error: --output: [^ ]*hio_own[.]json is an input of this command too. write the output elsewhere ## $"
-    "cp ${DATA}/replay_job.json ${OUT}/hio_own.json; ${P} ${cmd} --job ${OUT}/hio_own.json -o ${OUT}/hio_own.json 2>${OUT}/hio_own.err; echo rc=$? $(cmp -s ${DATA}/replay_job.json ${OUT}/hio_own.json && echo same || echo changed); cat ${OUT}/hio_own.err")
+    "^rc=2 same ## error: --output: [^ ]*${f}[.]json is an input of this command too. write the output elsewhere ## $"
+    "cp ${DATA}/replay_job.json ${OUT}/${f}.json; ${P} ${cmd} --job ${OUT}/${f}.json -o ${OUT}/${f}.json 2>${OUT}/${f}.err; echo rc=$? $(cmp -s ${DATA}/replay_job.json ${OUT}/${f}.json && echo same || echo changed); cat ${OUT}/${f}.err")
 endforeach()
 cli_shell_test("trace convert -o over its input is refused" 0
   "^rc=2 same ## error: --output: [^ ]*hio_own[.]csv is an input of this command too. write the output elsewhere ## $"
@@ -128,3 +129,38 @@ cli_shell_test("trace convert -o over its input is refused" 0
 cli_test("plan -o into a missing directory is refused before planning" 2
   "^error: --output: /nonexistent-hio/x[.]json: cannot open for writing [(]no directory /nonexistent-hio[)] ## $"
   plan --schedule 1f1b --pp 2 --microbatches 4 -o /nonexistent-hio/x.json)
+
+# Flags of one mode given in another, and values a study would silently take wrong.
+set(HJ ${DATA}/replay_job.json)
+set(HT ${DATA}/replay_trace.csv)
+cli_test("study --seeds with --trace" 2 "^error: --trace excludes --seeds ## $"
+  study --job ${HJ} --trace ${HT} --seeds 3)
+cli_test("study --from with --trace-preset" 2 "^error: --from excludes --trace-preset ## $"
+  study --job ${HJ} --trace-preset llama3-like --from bamboo)
+cli_test("study --threads -1" 2 "^error: --threads: Value -1 not in range 1 to 4096 ## $"
+  study --job ${HJ} --trace ${HT} --threads -1)
+cli_test("study sweeps a key twice" 2
+  "^error: --sweep: 'checkpoint[.]interval_s' is swept twice. give its values once ## $"
+  study --job ${HJ} --trace ${HT} --sweep checkpoint.interval_s=600 --sweep checkpoint.interval_s=1200)
+cli_test("study moves a key with itself" 2
+  "^error: --sweep: 'parallel[.]pp' is swept twice. give its values once ## $"
+  study --job ${HJ} --trace ${HT} --sweep parallel.pp/parallel.pp=4/8)
+cli_test("study --sweep rate=0 names the sweep" 2
+  "^error: --sweep rate: point 0 [(]rate=0[)]: must be > 0 failures per 1,000 node-days, got 0 ## $"
+  study --job ${HJ} --trace-preset llama3-like --sweep rate=0)
+cli_test("--policy all with others" 2
+  "^error: --policy: 'all' stands alone: it already lists every policy ## $"
+  replay --job ${HJ} --trace ${HT} --policy all,recycle)
+cli_test("plan-table zero costs" 2
+  "^error: --costs: every action takes no time, so an iteration takes none and throughput is undefined ## $"
+  NO_FILE ${OUT}/hio_pt.json plan-table --pp 2 --dp 2 --microbatches 2 --costs 0,0,0 -o ${OUT}/hio_pt.json)
+cli_test("plan --time-limit without --exact" 2 "^error: --time-limit requires --exact ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --time-limit 5)
+cli_test("plan --placement without --check" 2 "^error: --placement requires --check ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --placement v)
+cli_test("plan --torch-version without csv-comms" 2
+  "^error: --torch-version: sets the dialect of --format csv-comms ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --torch-version 2.8)
+cli_test("plan --comms with the text format" 2
+  "^error: --comms: adds the communication to --format json. csv-comms has it ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2 --comms)

@@ -26,6 +26,8 @@ class StepTable {
   [[nodiscard]] std::optional<Nanos> nodes(std::int64_t live_nodes) const;
   [[nodiscard]] bool empty() const noexcept { return by_key_.empty(); }
   [[nodiscard]] std::size_t size() const noexcept { return by_key_.size(); }
+  /// Every row: normalized key ("PxS" or "N") and iteration time.
+  [[nodiscard]] const std::map<std::string, Nanos>& rows() const noexcept { return by_key_; }
 
   /// InputError naming `source:line` for a bad header, key or time (not a number > 0 and at most
   /// 1e6 s), or a key given twice.

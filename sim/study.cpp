@@ -6,6 +6,7 @@
 #include <map>
 #include <tuple>
 
+#include "core/digest.hpp"
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
@@ -13,6 +14,7 @@
 #include "profiles/job.hpp"
 #include "sim/replay.hpp"
 #include "traces/generator.hpp"
+#include "traces/native_csv.hpp"
 #include "traces/presets.hpp"
 
 namespace recycle::sim {
@@ -69,13 +71,34 @@ std::string join(const std::vector<std::string>& parts) {
   return out;
 }
 
+/// What every row depends on: the job, the grid's values, the trace (its events, or the preset and
+/// days), its mapping and the step table. Shards of one study share it; merge_study refuses to
+/// join files that differ in it.
+std::string inputs_digest(const StudyOptions& o) {
+  Digest d;
+  d.add(o.job.dump());
+  for (const SweepAxis& axis : o.axes) {
+    d.add(join(axis.keys));
+    for (const std::vector<std::string>& value : axis.values) d.add(join(value));
+  }
+  d.add(o.preset).add(fmt::format("{} {:.17g}", o.seeds, o.days));
+  d.add(o.trace ? traces::format_native_csv(*o.trace) : "");
+  d.add(o.map ? fmt::format("{} {}", to_string(o.map->mode), o.map->seed) : "");
+  if (o.table != nullptr) {
+    for (const auto& [key, time] : o.table->rows()) d.add(fmt::format("{} {}", key, time));
+  }
+  return d.hex();
+}
+
 std::string preamble(const StudyOptions& o) {
   std::vector<std::string> names;
   for (const PolicyKind p : o.policies) names.emplace_back(to_string(p));
   const std::string trace = o.preset.empty() ? "a trace file" : "preset " + o.preset;
-  return fmt::format("# recycle study: {} points x {} seeds x {} policies ({}) on {}\n{}\n",
-                     study_points(o.axes), o.preset.empty() ? 1 : o.seeds, o.policies.size(),
-                     join(names), trace, join(columns(o.axes)));
+  return fmt::format(
+      "# recycle study: {} points x {} seeds x {} policies ({}) on {}\n"
+      "# inputs: {} (FNV-1a of the job, grid, trace, mapping and step table)\n{}\n",
+      study_points(o.axes), o.preset.empty() ? 1 : o.seeds, o.policies.size(), join(names), trace,
+      inputs_digest(o), join(columns(o.axes)));
 }
 
 /// The rows of one point.
@@ -244,16 +267,19 @@ std::string merge_study(const std::vector<std::pair<std::string, std::string>>& 
   if (files.empty()) throw InputError("merge", "no files to merge");
   std::string head;
   std::vector<std::string> policies;
-  std::int64_t expected = 0;
+  std::int64_t points = 0, seeds = 0, expected = 0;
   // Rows by (point, seed, policy position).
   std::map<std::tuple<std::int64_t, std::int64_t, std::size_t>, std::string> rows;
   for (const auto& [path, text] : files) {
     std::vector<std::string_view> lines = split(text, '\n');
     if (!lines.empty() && lines.back().empty()) lines.pop_back();
-    if (lines.size() < 2 || !lines[0].starts_with("# recycle study: ")) {
-      throw InputError(path, "not a recycle study file (expected its first two lines)");
+    constexpr std::size_t kHead = 3;  // the grid, the inputs' digest, the header
+    if (lines.size() < kHead || !lines[0].starts_with("# recycle study: ") ||
+        !lines[1].starts_with("# inputs: ")) {
+      throw InputError(path, "not a recycle study file (expected its first three lines)");
     }
-    const std::string this_head = std::string(lines[0]) + "\n" + std::string(lines[1]) + "\n";
+    std::string this_head;
+    for (std::size_t i = 0; i < kHead; ++i) this_head += std::string(lines[i]) + "\n";
     if (head.empty()) {
       head = this_head;
       // "# recycle study: P points x S seeds x K policies (a,b) on ..."
@@ -264,16 +290,19 @@ std::string merge_study(const std::vector<std::pair<std::string, std::string>>& 
         policies.emplace_back(p);
       }
       const std::vector<std::string_view> words = split(first, ' ');
-      expected = parse_int(words[3], path) * parse_int(words[6], path) *
-                 static_cast<std::int64_t>(policies.size());
+      points = parse_int(words[3], path);
+      seeds = parse_int(words[6], path);
+      expected = points * seeds * static_cast<std::int64_t>(policies.size());
     } else if (this_head != head) {
-      throw InputError(path, "a different study (its first two lines differ from " +
-                                 files.front().first + "'s)");
+      throw InputError(path,
+                       "a different study (its first three lines, which name its grid and "
+                       "inputs, differ from " +
+                           files.front().first + "'s)");
     }
-    const std::vector<std::string_view> header = split(lines[1], ',');
+    const std::vector<std::string_view> header = split(lines[2], ',');
     const auto seed_column =
         static_cast<std::size_t>(std::find(header.begin(), header.end(), "seed") - header.begin());
-    for (std::size_t i = 2; i < lines.size(); ++i) {
+    for (std::size_t i = kHead; i < lines.size(); ++i) {
       const std::string where = path + ":" + std::to_string(i + 1);
       const std::vector<std::string_view> cells = split(lines[i], ',');
       if (cells.size() != header.size()) throw InputError(where, "expected one cell per column");
@@ -282,6 +311,12 @@ std::string merge_study(const std::vector<std::pair<std::string, std::string>>& 
       if (policy == policies.size()) throw InputError(where, "unknown policy");
       const auto key =
           std::make_tuple(parse_int(cells[0], where), parse_int(cells[seed_column], where), policy);
+      if (std::get<0>(key) < 0 || std::get<0>(key) >= points)
+        throw InputError(where, fmt::format("point {} is not one of the study's 0..{}",
+                                            std::get<0>(key), points - 1));
+      if (std::get<1>(key) < 1 || std::get<1>(key) > seeds)
+        throw InputError(
+            where, fmt::format("seed {} is not one of the study's 1..{}", std::get<1>(key), seeds));
       if (!rows.emplace(key, std::string(lines[i])).second) {
         throw InputError(where, "this point, seed and policy is in another file too");
       }

@@ -34,9 +34,10 @@ StudyOptions small_study() {
 
 TEST_CASE("study: one row per point, seed and policy: the last axis moves fastest") {
   const std::string csv = recycle::sim::run_study(small_study());
-  // 3 x 2 points x 2 seeds x 2 policies = 24 rows, after the comment and the header.
-  CHECK(std::count(csv.begin(), csv.end(), '\n') == 2 + 24);
+  // 3 x 2 points x 2 seeds x 2 policies = 24 rows, after the two comments and the header.
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 3 + 24);
   CHECK(csv.find("# recycle study: 6 points x 2 seeds x 2 policies (recycle,checkpoint)") == 0);
+  CHECK(csv.find("\n# inputs: ") != std::string::npos);
   CHECK(csv.find("\npoint,cluster.spares,rate,seed,policy,samples,") != std::string::npos);
   CHECK(csv.find("\n0,0,100,1,recycle,") != std::string::npos);
   CHECK(csv.find("\n1,0,400,1,recycle,") != std::string::npos);
@@ -61,6 +62,21 @@ TEST_CASE("study: shards merge into the unsharded file, byte for byte") {
   twice.push_back(parts.front());
   CHECK_THROWS_WITH_AS(static_cast<void>(recycle::sim::merge_study(twice)),
                        doctest::Contains("in another file too"), recycle::InputError);
+  // A shard of another grid of the same shape (other spare counts) is another study.
+  StudyOptions other = small_study();
+  other.axes.front() = recycle::sim::parse_sweep("cluster.spares=0,1,3");
+  other.shard = {0, 3};
+  auto mixed = parts;
+  mixed.back() = {"other0", recycle::sim::run_study(other)};
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::sim::merge_study(mixed)),
+                       doctest::Contains("other0: a different study"), recycle::InputError);
+  // A row whose point is not in the grid (6 points: 0..5).
+  auto edited = parts;
+  std::string& text = edited.back().second;  // shard 0/3: points 0 and 3
+  text.replace(text.find("\n3,"), 3, "\n9,");
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::sim::merge_study(edited)),
+                       doctest::Contains("point 9 is not one of the study's 0..5"),
+                       recycle::InputError);
 }
 
 TEST_CASE("study: paired keys, and bad sweeps and shards are errors") {

@@ -76,10 +76,11 @@ bool is_node_number(std::string_view cell) {
   return std::stoll(std::string(t)) < kMaxNodes;
 }
 
-/// Nodes are numbered when every node cell is a node number.
+/// Nodes are numbered when every node cell is a node number written without quotes (a quoted cell
+/// is a name, whatever it holds).
 bool all_nodes_numbered(const std::vector<CsvRow>& rows) {
   return std::all_of(rows.begin() + 1, rows.end(), [](const CsvRow& row) {
-    return row.fields.size() < 2 || is_node_number(row.fields[1]);
+    return row.fields.size() < 2 || (!row.quoted[1] && is_node_number(row.fields[1]));
   });
 }
 
@@ -162,6 +163,13 @@ void check_field(std::string_view text, std::string_view what, bool may_be_empty
   }
 }
 
+/// A node's cell. A name that reads as a node number is quoted, so that a named trace reads back
+/// named (and its node count means the same): unquoted, `3` would be node id 3 of a numbered trace.
+std::string node_cell(const Trace& trace, NodeId node) {
+  const std::string name = trace.node_name(node);
+  return !trace.numbered() && is_node_number(name) ? csv_quote(name) : csv_escape(name);
+}
+
 }  // namespace
 
 std::string format_native_csv(const Trace& trace) {
@@ -183,7 +191,7 @@ std::string format_native_csv(const Trace& trace) {
     check_field(trace.cause(event.cause), "cause", true);
     out += format_seconds(event.time);
     out += ',';
-    out += csv_escape(trace.node_name(event.node));
+    out += node_cell(trace, event.node);
     out += ',';
     out += to_string(event.kind);
     out += ',';

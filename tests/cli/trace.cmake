@@ -71,6 +71,13 @@ cli_test("trace convert simgrid directory" 0 "wrote .*: 7 events on 2 nodes"
   trace convert --from simgrid ${TD}/simgrid --days 0.003 -o ${OUT}/trace-convert-simgrid-directory.csv)
 cli_test("trace convert simgrid loop needs --days" 2 "^error: .*/host2.prof:4: the profile loops: give --days" NO_FILE ${OUT}/trace-convert-simgrid-loop-needs-days.csv
   trace convert --from simgrid ${TD}/simgrid -o ${OUT}/trace-convert-simgrid-loop-needs-days.csv)
+# What convert writes reads back with the same node count. numbered_infinitehbd.json names one server
+# "3"; simgrid_numbered holds the profiles 1.txt and 7.txt, each going down at 100 s. Names that are
+# integers are still names: 1 and 2 nodes, not ids from 0 up to 3 or 7.
+cli_shell_test("trace convert infinitehbd integer names read back" 0 "nodes: +1 [(]1 failed at least once[)]"
+  "${P} -q trace convert --from infinitehbd ${TD}/numbered_infinitehbd.json -o ${OUT}/trace-rt-hbd.csv && ${P} trace stats ${OUT}/trace-rt-hbd.csv")
+cli_shell_test("trace convert simgrid integer names read back" 0 "nodes: +2 [(]2 failed at least once[)]"
+  "${P} -q trace convert --from simgrid ${TD}/simgrid_numbered -o ${OUT}/trace-rt-sg.csv && ${P} trace stats ${OUT}/trace-rt-sg.csv")
 cli_test("trace convert infinitehbd bad event" 2 "^error: .*bad_event_infinitehbd.json: [[]0[]].event_type: unknown event_type 'fault_begin'"
   NO_FILE ${OUT}/trace-convert-infinitehbd-bad-event.csv trace convert --from infinitehbd ${TD}/bad_event_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-bad-event.csv)
 cli_test("trace convert bamboo backwards" 2 "^error: .*/bad_bamboo.csv:3: time goes backwards" NO_FILE ${OUT}/trace-convert-bamboo-backwards.csv

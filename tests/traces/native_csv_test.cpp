@@ -9,6 +9,8 @@
 
 #include "core/error.hpp"
 #include "tests/traces/test_paths.hpp"
+#include "traces/import_infinitehbd.hpp"
+#include "traces/import_simgrid.hpp"
 
 namespace recycle::traces {
 namespace {
@@ -62,6 +64,46 @@ TEST_CASE("integer node cells make a numbered trace, any name a named one") {
   // A leading zero is not how numbered nodes are written: the cell is a name.
   CHECK_FALSE(
       parse_native_csv("time_s,node,event,cause\n1,07,down,\n", "n.csv", {}).trace.numbered());
+}
+
+TEST_CASE("a quoted node cell is a name, even when it holds an integer") {
+  const Trace t =
+      parse_native_csv("time_s,node,event,cause\n1,\"3\",down,\n2,7,down,\n", "q.csv", {}).trace;
+  CHECK_FALSE(t.numbered());
+  CHECK(t.node_count() == 2);  // the names 3 and 7, not ids up to 7
+  CHECK(t.node_name(t.events()[0].node) == "3");
+  CHECK(t.node_name(t.events()[1].node) == "7");
+}
+
+TEST_CASE("a named trace whose names are integers is written quoted and reads back named") {
+  // InfiniteHBD node "3": one node watched, down at day 1 (86,400 s).
+  const Trace imported =
+      parse_infinitehbd(
+          "[{\"node_id\": \"3\", \"event_time\": 1, \"event_type\": \"fault_start\", "
+          "\"fault_type\": {\"Level\": \"L\", \"Class\": \"C\", \"Desc\": \"D\"}}]",
+          "num.json", {})
+          .trace;
+  const std::string text = format_native_csv(imported);
+  CHECK(
+      text.ends_with("# nodes: 1\n# duration_s: 86400.000\ntime_s,node,event,cause\n"
+                     "86400.000,\"3\",down,L / C / D\n"));
+  const Trace back = parse_native_csv(text, "num.csv", {}).trace;
+  CHECK_FALSE(back.numbered());
+  CHECK(back.node_count() == 1);
+  CHECK(back.node_name(back.events()[0].node) == "3");
+  CHECK(format_native_csv(back) == text);
+
+  // SimGrid profiles 1 and 7, each up at 0 and down at 100 s: two nodes, not ids up to 7.
+  const Trace profiles =
+      parse_simgrid({{"1", "1.txt", "0 1\n100 0\n"}, {"7", "7.txt", "0 1\n100 0\n"}}, {}).trace;
+  const std::string sg = format_native_csv(profiles);
+  CHECK(
+      sg.ends_with("# nodes: 2\n# duration_s: 100.000\ntime_s,node,event,cause\n"
+                   "100.000,\"1\",down,\n100.000,\"7\",down,\n"));
+  const Trace sg_back = parse_native_csv(sg, "sg.csv", {}).trace;
+  CHECK(sg_back.node_count() == 2);
+  CHECK(sg_back.events().size() == 2);
+  CHECK(format_native_csv(sg_back) == sg);
 }
 
 TEST_CASE("a header-only file is a valid empty trace") {

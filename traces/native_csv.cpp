@@ -84,6 +84,11 @@ bool all_nodes_numbered(const std::vector<CsvRow>& rows) {
   });
 }
 
+/// A name or cause cell: as written when quoted, else without surrounding spaces.
+std::string_view cell(const CsvRow& row, std::size_t i) {
+  return row.quoted[i] ? std::string_view(row.fields[i]) : trim(row.fields[i]);
+}
+
 EventKind parse_event(std::string_view cell, const std::string& where) {
   const std::string_view t = trim(cell);
   if (t == "down") return EventKind::kDown;
@@ -124,12 +129,12 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                                   std::to_string(row.fields.size()));
     }
     const Nanos time = read_seconds(row.fields[0], where, "time_s");
-    const std::string_view node_cell = trim(row.fields[1]);
-    if (node_cell.empty()) throw InputError(where, "empty node");
+    const std::string_view node_cell = cell(row, 1);
+    if (trim(node_cell).empty()) throw InputError(where, "empty node");
     const NodeId node =
         numbered ? static_cast<NodeId>(parse_int(node_cell, where)) : builder.named_node(node_cell);
     const EventKind kind = parse_event(row.fields[2], where);
-    builder.add(time, node, kind, builder.cause(trim(row.fields[3])), source, row.line);
+    builder.add(time, node, kind, builder.cause(cell(row, 3)), source, row.line);
   }
   apply_declarations(options, builder);
   return std::move(builder).finish();
@@ -163,11 +168,17 @@ void check_field(std::string_view text, std::string_view what, bool may_be_empty
   }
 }
 
+/// A name or cause as a cell that reads back as the same text: quoted when `quote` is set, or when
+/// it has leading or trailing spaces (the reader trims unquoted cells).
+std::string text_cell(const std::string& text, bool quote) {
+  return quote || trim(text).size() != text.size() ? csv_quote(text) : csv_escape(text);
+}
+
 /// A node's cell. A name that reads as a node number is quoted, so that a named trace reads back
 /// named (and its node count means the same): unquoted, `3` would be node id 3 of a numbered trace.
 std::string node_cell(const Trace& trace, NodeId node) {
   const std::string name = trace.node_name(node);
-  return !trace.numbered() && is_node_number(name) ? csv_quote(name) : csv_escape(name);
+  return text_cell(name, !trace.numbered() && is_node_number(name));
 }
 
 }  // namespace
@@ -195,7 +206,7 @@ std::string format_native_csv(const Trace& trace) {
     out += ',';
     out += to_string(event.kind);
     out += ',';
-    out += csv_escape(trace.cause(event.cause));
+    out += text_cell(trace.cause(event.cause), false);
     out += '\n';
   }
   return out;

@@ -78,6 +78,9 @@ cli_shell_test("trace convert infinitehbd integer names read back" 0 "nodes: +1 
   "${P} -q trace convert --from infinitehbd ${TD}/numbered_infinitehbd.json -o ${OUT}/trace-rt-hbd.csv && ${P} trace stats ${OUT}/trace-rt-hbd.csv")
 cli_shell_test("trace convert simgrid integer names read back" 0 "nodes: +2 [(]2 failed at least once[)]"
   "${P} -q trace convert --from simgrid ${TD}/simgrid_numbered -o ${OUT}/trace-rt-sg.csv && ${P} trace stats ${OUT}/trace-rt-sg.csv")
+# spaced_infinitehbd.json names the servers " a" and "a": two nodes, each down once.
+cli_shell_test("trace convert names with spaces read back" 0 "nodes: +2 [(]2 failed at least once[)]"
+  "${P} -q trace convert --from infinitehbd ${TD}/spaced_infinitehbd.json -o ${OUT}/trace-rt-spaced.csv && ${P} trace stats ${OUT}/trace-rt-spaced.csv")
 cli_test("trace convert infinitehbd bad event" 2 "^error: .*bad_event_infinitehbd.json: [[]0[]].event_type: unknown event_type 'fault_begin'"
   NO_FILE ${OUT}/trace-convert-infinitehbd-bad-event.csv trace convert --from infinitehbd ${TD}/bad_event_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-bad-event.csv)
 cli_test("trace convert bamboo backwards" 2 "^error: .*/bad_bamboo.csv:3: time goes backwards" NO_FILE ${OUT}/trace-convert-bamboo-backwards.csv

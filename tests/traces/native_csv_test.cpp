@@ -75,35 +75,72 @@ TEST_CASE("a quoted node cell is a name, even when it holds an integer") {
   CHECK(t.node_name(t.events()[1].node) == "7");
 }
 
+/// An InfiniteHBD fault_start record of `node` at `day`, cause "L / C / `desc`".
+std::string fault_start(const std::string& node, int day, const std::string& desc) {
+  return "{\"node_id\": \"" + node + "\", \"event_time\": " + std::to_string(day) +
+         ", \"event_type\": \"fault_start\", \"fault_type\": {\"Level\": \"L\", \"Class\": "
+         "\"C\", \"Desc\": \"" +
+         desc + "\"}}";
+}
+
+/// Writes `trace`, checks that the text ends with `tail`, reads it back and checks that writing it
+/// again gives the same text; returns the trace read back.
+Trace written_and_read(const Trace& trace, const std::string& tail) {
+  const std::string text = format_native_csv(trace);
+  CHECK(text.ends_with(tail));
+  const Trace back = parse_native_csv(text, "back.csv", {}).trace;
+  CHECK(format_native_csv(back) == text);
+  return back;
+}
+
 TEST_CASE("a named trace whose names are integers is written quoted and reads back named") {
   // InfiniteHBD node "3": one node watched, down at day 1 (86,400 s).
-  const Trace imported =
-      parse_infinitehbd(
-          "[{\"node_id\": \"3\", \"event_time\": 1, \"event_type\": \"fault_start\", "
-          "\"fault_type\": {\"Level\": \"L\", \"Class\": \"C\", \"Desc\": \"D\"}}]",
-          "num.json", {})
-          .trace;
-  const std::string text = format_native_csv(imported);
-  CHECK(
-      text.ends_with("# nodes: 1\n# duration_s: 86400.000\ntime_s,node,event,cause\n"
-                     "86400.000,\"3\",down,L / C / D\n"));
-  const Trace back = parse_native_csv(text, "num.csv", {}).trace;
+  const Trace back = written_and_read(
+      parse_infinitehbd("[" + fault_start("3", 1, "D") + "]", "num.json", {}).trace,
+      "# nodes: 1\n# duration_s: 86400.000\ntime_s,node,event,cause\n"
+      "86400.000,\"3\",down,L / C / D\n");
   CHECK_FALSE(back.numbered());
   CHECK(back.node_count() == 1);
   CHECK(back.node_name(back.events()[0].node) == "3");
-  CHECK(format_native_csv(back) == text);
 
   // SimGrid profiles 1 and 7, each up at 0 and down at 100 s: two nodes, not ids up to 7.
-  const Trace profiles =
-      parse_simgrid({{"1", "1.txt", "0 1\n100 0\n"}, {"7", "7.txt", "0 1\n100 0\n"}}, {}).trace;
-  const std::string sg = format_native_csv(profiles);
-  CHECK(
-      sg.ends_with("# nodes: 2\n# duration_s: 100.000\ntime_s,node,event,cause\n"
-                   "100.000,\"1\",down,\n100.000,\"7\",down,\n"));
-  const Trace sg_back = parse_native_csv(sg, "sg.csv", {}).trace;
+  const Trace sg_back = written_and_read(
+      parse_simgrid({{"1", "1.txt", "0 1\n100 0\n"}, {"7", "7.txt", "0 1\n100 0\n"}}, {}).trace,
+      "# nodes: 2\n# duration_s: 100.000\ntime_s,node,event,cause\n"
+      "100.000,\"1\",down,\n100.000,\"7\",down,\n");
   CHECK(sg_back.node_count() == 2);
   CHECK(sg_back.events().size() == 2);
-  CHECK(format_native_csv(sg_back) == sg);
+}
+
+TEST_CASE("unquoted cells lose their surrounding spaces, quoted ones keep them") {
+  const Trace t =
+      parse_native_csv("time_s,node,event,cause\n1, a ,down, x \n2,\" a\",down,\" x \"\n", "s.csv",
+                       {})
+          .trace;
+  CHECK(t.node_count() == 2);
+  CHECK(t.node_name(t.events()[0].node) == "a");
+  CHECK(t.cause(t.events()[0].cause) == "x");
+  CHECK(t.node_name(t.events()[1].node) == " a");
+  CHECK(t.cause(t.events()[1].cause) == " x ");
+  // Quoting does not make a blank node a name.
+  CHECK_THROWS_WITH_AS(parse_native_csv("time_s,node,event,cause\n1,\"  \",down,\n", "b.csv", {}),
+                       "b.csv:2: empty node", InputError);
+}
+
+TEST_CASE("names and causes with surrounding spaces are quoted, so they read back the same") {
+  // InfiniteHBD nodes " a" (day 1) and "a" (day 2) are two servers; the cause "L / C / D " keeps
+  // its trailing space.
+  const Trace back = written_and_read(
+      parse_infinitehbd("[" + fault_start(" a", 1, "D ") + "," + fault_start("a", 2, "D") + "]",
+                        "lead.json", {})
+          .trace,
+      "time_s,node,event,cause\n86400.000,\" a\",down,\"L / C / D \"\n"
+      "172800.000,a,down,L / C / D\n");
+  CHECK(back.node_count() == 2);
+  REQUIRE(back.events().size() == 2);
+  CHECK(back.node_name(back.events()[0].node) == " a");
+  CHECK(back.node_name(back.events()[1].node) == "a");
+  CHECK(back.cause(back.events()[0].cause) == "L / C / D ");
 }
 
 TEST_CASE("a header-only file is a valid empty trace") {

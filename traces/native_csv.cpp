@@ -146,28 +146,6 @@ LoadedTrace read_native_csv(const std::string& path, const ImportOptions& option
 
 namespace {
 
-bool has_control(std::string_view text) {
-  return std::any_of(text.begin(), text.end(),
-                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-}
-
-/// A node name or cause as read_native_csv reads it back: not blank, no control characters (a
-/// newline or NUL in a field is refused by the reader, so it is refused here, before writing).
-void check_field(std::string_view text, std::string_view what, bool may_be_empty) {
-  const bool blank = text.find_first_not_of(" \t") == std::string_view::npos;
-  if ((blank && !(may_be_empty && text.empty())) || has_control(text)) {
-    std::string shown;
-    for (const char c : text) {
-      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f
-                   ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
-                   : std::string(1, c);
-    }
-    throw InputError(std::string(what), "'" + shown +
-                                            "' is blank or holds a control character, so a "
-                                            "trace naming it would not read back");
-  }
-}
-
 /// A name or cause as a cell that reads back as the same text: quoted when `quote` is set, or when
 /// it has leading or trailing spaces (the reader trims unquoted cells).
 std::string text_cell(const std::string& text, bool quote) {
@@ -182,6 +160,19 @@ std::string node_cell(const Trace& trace, NodeId node) {
 }
 
 }  // namespace
+
+void require_writable(std::string_view text, const std::string& where, std::string_view what,
+                      bool may_be_empty) {
+  const bool blank = text.find_first_not_of(' ') == std::string_view::npos;
+  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if ((blank && !(may_be_empty && text.empty())) || control) {
+    throw InputError(where, std::string(what) + (what.empty() ? "'" : " '") + shown(text) +
+                                "' is blank or holds a control character, so a trace naming it "
+                                "would not read back");
+  }
+}
 
 std::string format_native_csv(const Trace& trace) {
   std::string out;
@@ -198,8 +189,8 @@ std::string format_native_csv(const Trace& trace) {
   out += kNativeHeader;
   out += '\n';
   for (const Event& event : trace.events()) {
-    check_field(trace.node_name(event.node), "node name", false);
-    check_field(trace.cause(event.cause), "cause", true);
+    require_writable(trace.node_name(event.node), "node name", "", false);
+    require_writable(trace.cause(event.cause), "cause", "", true);
     out += format_seconds(event.time);
     out += ',';
     out += node_cell(trace, event.node);

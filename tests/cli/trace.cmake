@@ -83,6 +83,8 @@ cli_shell_test("trace convert names with spaces read back" 0 "nodes: +2 [(]2 fai
   "${P} -q trace convert --from infinitehbd ${TD}/spaced_infinitehbd.json -o ${OUT}/trace-rt-spaced.csv && ${P} trace stats ${OUT}/trace-rt-spaced.csv")
 cli_test("trace convert infinitehbd bad event" 2 "^error: .*bad_event_infinitehbd.json: [[]0[]].event_type: unknown event_type 'fault_begin'"
   NO_FILE ${OUT}/trace-convert-infinitehbd-bad-event.csv trace convert --from infinitehbd ${TD}/bad_event_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-bad-event.csv)
+cli_test("trace convert infinitehbd control character in a cause" 2 "^error: .*/control_cause_infinitehbd.json: [[]0[]].fault_type: cause 'L / C\\\\x0A / D' is blank or holds a control character"
+  NO_FILE ${OUT}/trace-convert-infinitehbd-control.csv trace convert --from infinitehbd ${TD}/control_cause_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-control.csv)
 cli_test("trace convert bamboo backwards" 2 "^error: .*/bad_bamboo.csv:3: time goes backwards" NO_FILE ${OUT}/trace-convert-bamboo-backwards.csv
   trace convert --from bamboo ${TD}/bad_bamboo.csv -o ${OUT}/trace-convert-bamboo-backwards.csv)
 cli_test("trace convert simgrid bad value" 2 "^error: .*/bad_simgrid.txt:2: expected the value 0 [(]down[)] or 1 [(]up[)], got 0.5"

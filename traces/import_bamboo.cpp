@@ -87,6 +87,9 @@ class SlotAllocator {
 
 LoadedTrace parse_bamboo(const std::string& text, const std::string& source,
                          const ImportOptions& options) {
+  if (const std::string_view body = without_byte_order_mark(text); body.size() < text.size()) {
+    return parse_bamboo(std::string(body), source, options);
+  }
   require_text(text, source);
   const std::vector<CsvRow> rows = parse_csv(text, source);
   if (rows.empty())

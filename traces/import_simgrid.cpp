@@ -39,10 +39,11 @@ std::vector<std::string_view> words(std::string_view line) {
 }
 
 Pattern read_pattern(const SimGridProfile& profile) {
-  require_text(profile.text, profile.source);
+  const std::string_view text = without_byte_order_mark(profile.text);
+  require_text(text, profile.source);
   Pattern pattern;
   std::optional<Nanos> periodicity;
-  for_each_line(profile.text, [&](std::size_t number, std::string_view raw) {
+  for_each_line(text, [&](std::size_t number, std::string_view raw) {
     const std::string where = profile.source + ":" + std::to_string(number);
     const std::string_view line = trim(raw);
     if (line.empty() || line.front() == '#' || line.front() == '%') return true;

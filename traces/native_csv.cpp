@@ -100,6 +100,9 @@ EventKind parse_event(std::string_view cell, const std::string& where) {
 
 LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                              const ImportOptions& options) {
+  if (const std::string_view body = without_byte_order_mark(text); body.size() < text.size()) {
+    return parse_native_csv(std::string(body), source, options);
+  }
   require_text(text, source);
   Preamble preamble = read_preamble(text, source);
   if (preamble.header_line == 0) {

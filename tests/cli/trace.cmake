@@ -57,6 +57,9 @@ cli_test("trace convert refuses a NUL byte" 2 "^error: .*/nul.bin:2: binary cont
   trace convert ${TD}/nul.bin -o ${OUT}/trace-convert-refuses-a-nul-byte.csv)
 cli_test("trace convert missing file" 2 "^error: .*/nope.csv: no such file" NO_FILE ${OUT}/trace-convert-missing-file.csv
   trace convert ${TD}/nope.csv -o ${OUT}/trace-convert-missing-file.csv)
+# byte_order_mark.csv starts with a UTF-8 byte order mark, then declares 3 nodes; node 1 fails once.
+cli_test("trace stats skips a byte order mark" 0 "nodes: +3 [(]1 failed at least once[)]"
+  trace stats ${TD}/byte_order_mark.csv)
 cli_test("trace convert --lenient repairs and says so" 0 "warning: .*dropped 1 up events of nodes that were not down and 0 down events"
   trace convert ${TD}/up_without_down.csv --lenient -o ${OUT}/trace-convert-lenient-repairs-and-says-so.csv)
 cli_test("trace convert unknown format" 2 "^error: --from: unknown format 'json', expected csv, infinitehbd, bamboo or simgrid"

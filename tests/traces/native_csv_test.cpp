@@ -9,6 +9,7 @@
 
 #include "core/error.hpp"
 #include "tests/traces/test_paths.hpp"
+#include "traces/import_bamboo.hpp"
 #include "traces/import_infinitehbd.hpp"
 #include "traces/import_simgrid.hpp"
 
@@ -141,6 +142,35 @@ TEST_CASE("names and causes with surrounding spaces are quoted, so they read bac
   CHECK(back.node_name(back.events()[0].node) == " a");
   CHECK(back.node_name(back.events()[1].node) == "a");
   CHECK(back.cause(back.events()[0].cause) == "L / C / D ");
+}
+
+TEST_CASE("a UTF-8 byte order mark at the start of a file is skipped, in every line format") {
+  // Native: node 1 down at 10 s, 3 nodes declared; an error on line 3 is still line 3.
+  const Trace t = parse_native_csv("\xEF\xBB\xBF# nodes: 3\ntime_s,node,event,cause\n10,1,down,\n",
+                                   "bom.csv", {})
+                      .trace;
+  CHECK(t.node_count() == 3);
+  REQUIRE(t.events().size() == 1);
+  CHECK(t.events()[0] == Event{10 * kSecond, 1, 0, EventKind::kDown});
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("\xEF\xBB\xBFtime_s,node,event,cause\n10,1,down,\nx,1,up,\n", "bom.csv", {}),
+      "bom.csv:3: expected a number, got 'x'", InputError);
+  // Bamboo: node1 added at 0 and removed at 2 s: one slot, down at 2 s.
+  const Trace bamboo = parse_bamboo(
+                           "\xEF\xBB\xBF"
+                           "0,add,node1\n2000,remove,node1\n",
+                           "bom-bamboo.csv", {})
+                           .trace;
+  REQUIRE(bamboo.events().size() == 1);
+  CHECK(bamboo.events()[0].time == 2 * kSecond);
+  // SimGrid: down at 10 s.
+  const Trace simgrid = parse_simgrid({{"n", "n.txt",
+                                        "\xEF\xBB\xBF"
+                                        "10 0\n"}},
+                                      {})
+                            .trace;
+  REQUIRE(simgrid.events().size() == 1);
+  CHECK(simgrid.events()[0].time == 10 * kSecond);
 }
 
 TEST_CASE("a header-only file is a valid empty trace") {

@@ -48,7 +48,8 @@ foreach(case
     "negative_time.csv:2: time_s must be in"
     "up_without_down.csv:3: node 4 comes up but is not down"
     "repeated_down.csv:3: node 3 goes down again"
-    "too_few_nodes.csv:1: 2 nodes declared")
+    "too_few_nodes.csv:1: 2 nodes declared"
+    "cr_line_endings.csv:1: a carriage return not followed by a line feed: the file uses CR line endings")
   string(REGEX MATCH "^[^:]+" file "${case}")
   cli_test("trace convert refuses ${file}" 2 "^error: .*/${case}" NO_FILE ${OUT}/trace-convert-refuses-${file}.out
     trace convert ${TD}/${file} -o ${OUT}/trace-convert-refuses-${file}.out)

@@ -173,6 +173,26 @@ TEST_CASE("a UTF-8 byte order mark at the start of a file is skipped, in every l
   CHECK(simgrid.events()[0].time == 10 * kSecond);
 }
 
+TEST_CASE("CRLF line endings read as LF, CR line endings are refused naming the first CR's line") {
+  const Trace t =
+      parse_native_csv("# nodes: 3\r\ntime_s,node,event,cause\r\n10,1,down,\r\n", "crlf.csv", {})
+          .trace;
+  CHECK(t.node_count() == 3);
+  REQUIRE(t.events().size() == 1);
+  CHECK(t.events()[0] == Event{10 * kSecond, 1, 0, EventKind::kDown});
+  const std::string cr_endings =
+      ": a carriage return not followed by a line feed: the file uses CR line endings (classic "
+      "Mac), expected LF or CRLF";
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# nodes: 4\rtime_s,node,event,cause\r1,1,down,\r", "cr.csv", {}),
+      ("cr.csv:1" + cr_endings).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("time_s,node,event,cause\n1,1,down,\n2,1,up,\r3,1,down,", "cr.csv", {}),
+      ("cr.csv:3" + cr_endings).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(parse_bamboo("0,add,node1\r2000,remove,node1\r", "b.csv", {}),
+                       ("b.csv:1" + cr_endings).c_str(), InputError);
+}
+
 TEST_CASE("a header-only file is a valid empty trace") {
   const Trace t = parse_native_csv("# nodes: 16\ntime_s,node,event,cause\n", "e.csv", {}).trace;
   CHECK(t.events().empty());

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
 #include "traces/native_csv.hpp"
@@ -31,7 +32,7 @@ Record read_record(const JsonView& item, std::size_t index) {
   const JsonView type = item.at("event_type");
   const std::string kind = type.as_string();
   if (kind != "fault_start" && kind != "fault_end") {
-    type.fail("unknown event_type '" + kind + "', expected fault_start or fault_end");
+    type.fail("unknown event_type '" + shown(kind) + "', expected fault_start or fault_end");
   }
   record.start = kind == "fault_start";
   const JsonView fault = item.at("fault_type");

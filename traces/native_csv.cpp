@@ -93,7 +93,7 @@ EventKind parse_event(std::string_view cell, const std::string& where) {
   const std::string_view t = trim(cell);
   if (t == "down") return EventKind::kDown;
   if (t == "up") return EventKind::kUp;
-  throw InputError(where, "unknown event '" + std::string(t) + "', expected down or up");
+  throw InputError(where, "unknown event '" + shown(t) + "', expected down or up");
 }
 
 }  // namespace

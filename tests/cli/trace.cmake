@@ -61,6 +61,9 @@ cli_test("trace convert missing file" 2 "^error: .*/nope.csv: no such file" NO_F
 # byte_order_mark.csv starts with a UTF-8 byte order mark, then declares 3 nodes; node 1 fails once.
 cli_test("trace stats skips a byte order mark" 0 "nodes: +3 [(]1 failed at least once[)]"
   trace stats ${TD}/byte_order_mark.csv)
+# A 10 MB time field: the error quotes its first 40 characters.
+cli_shell_test("trace stats quotes 40 characters of a 10 MB field" 2 "^error: .*/trace-big-field.csv:2: expected a number, got '1{40}[.][.][.]' ## $"
+  "(echo time_s,node,event,cause && head -c 10000000 /dev/zero | tr '\\0' 1 && echo ,1,down,) > ${OUT}/trace-big-field.csv && ${P} trace stats ${OUT}/trace-big-field.csv")
 cli_test("trace convert --lenient repairs and says so" 0 "warning: .*dropped 1 up events of nodes that were not down and 0 down events"
   trace convert ${TD}/up_without_down.csv --lenient -o ${OUT}/trace-convert-lenient-repairs-and-says-so.csv)
 cli_test("trace convert unknown format" 2 "^error: --from: unknown format 'json', expected csv, infinitehbd, bamboo or simgrid"

@@ -193,6 +193,29 @@ TEST_CASE("CRLF line endings read as LF, CR line endings are refused naming the 
                        ("b.csv:1" + cr_endings).c_str(), InputError);
 }
 
+TEST_CASE("errors quote at most 40 characters of a bad field") {
+  const std::string forty(40, 'z');
+  const std::string head = "time_s,node,event,cause\n";
+  // A 1,000-character event, a time out of range, and a node name in an alternation error.
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "1,a," + std::string(1'000, 'z') + ",\n", "long.csv", {}),
+      ("long.csv:2: unknown event '" + forty + "...', expected down or up").c_str(), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "2000000000." + std::string(1'000, '0') + ",a,down,\n", "long.csv",
+                       {}),
+      ("long.csv:2: time_s must be in [0, 1e9] seconds, got 2000000000." + std::string(29, '0') +
+       "...")
+          .c_str(),
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "1," + std::string(1'000, 'z') + ",up,\n", "long.csv", {}),
+      ("long.csv:2: node '" + forty +
+       "...' comes up but is not down (use --lenient to drop such "
+       "events)")
+          .c_str(),
+      InputError);
+}
+
 TEST_CASE("a header-only file is a valid empty trace") {
   const Trace t = parse_native_csv("# nodes: 16\ntime_s,node,event,cause\n", "e.csv", {}).trace;
   CHECK(t.events().empty());

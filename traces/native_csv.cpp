@@ -23,8 +23,10 @@ struct Preamble {
   std::vector<std::string> comments;
   std::int64_t nodes = 0;  ///< 0: not declared
   std::string nodes_where;
+  std::size_t nodes_line = 0;
   Nanos duration = -1;  ///< -1: not declared
   std::string duration_where;
+  std::size_t duration_line = 0;
   std::size_t header_line = 0;  ///< 0: the text has no header line
   std::size_t last_line = 0;
 };
@@ -36,6 +38,14 @@ std::optional<std::pair<std::string_view, std::string_view>> declaration(std::st
   const std::string_view key = trim(comment.substr(0, colon));
   if (key != kNodesKey && key != kDurationKey) return std::nullopt;
   return std::pair{key, trim(comment.substr(colon + 1))};
+}
+
+/// A declaration may be repeated with the same value, not with another: which one would hold?
+void require_same(std::string_view key, const std::string& value, std::size_t earlier_line,
+                  const std::string& earlier, const std::string& where) {
+  if (earlier_line == 0 || value == earlier) return;
+  throw InputError(where, std::string(key) + " declared again as " + value + ", but line " +
+                              std::to_string(earlier_line) + " declares " + earlier);
 }
 
 Preamble read_preamble(const std::string& text, const std::string& source) {
@@ -54,14 +64,25 @@ Preamble read_preamble(const std::string& text, const std::string& source) {
     if (!decl) {
       p.comments.emplace_back(comment);
     } else if (decl->first == kNodesKey) {
-      p.nodes = parse_int(decl->second, where);
-      if (p.nodes < 1 || p.nodes > kMaxNodes) {
+      const std::int64_t nodes = parse_int(decl->second, where);
+      if (nodes < 1 || nodes > kMaxNodes) {
         throw InputError(where, "nodes must be in [1, " + std::to_string(kMaxNodes) + "]");
       }
-      p.nodes_where = where;
+      require_same(kNodesKey, std::to_string(nodes), p.nodes_line, std::to_string(p.nodes), where);
+      if (p.nodes_line == 0) {
+        p.nodes = nodes;
+        p.nodes_where = where;
+        p.nodes_line = number;
+      }
     } else {
-      p.duration = read_seconds(decl->second, where, kDurationKey);
-      p.duration_where = where;
+      const Nanos duration = read_seconds(decl->second, where, kDurationKey);
+      require_same(kDurationKey, format_seconds(duration), p.duration_line,
+                   format_seconds(p.duration), where);
+      if (p.duration_line == 0) {
+        p.duration = duration;
+        p.duration_where = where;
+        p.duration_line = number;
+      }
     }
     return true;
   });

@@ -49,6 +49,7 @@ foreach(case
     "up_without_down.csv:3: node 4 comes up but is not down"
     "repeated_down.csv:3: node 3 goes down again"
     "too_few_nodes.csv:1: 2 nodes declared"
+    "repeated_nodes.csv:2: nodes declared again as 8, but line 1 declares 4"
     "cr_line_endings.csv:1: a carriage return not followed by a line feed: the file uses CR line endings")
   string(REGEX MATCH "^[^:]+" file "${case}")
   cli_test("trace convert refuses ${file}" 2 "^error: .*/${case}" NO_FILE ${OUT}/trace-convert-refuses-${file}.out

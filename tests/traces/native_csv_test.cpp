@@ -301,6 +301,24 @@ TEST_CASE("declarations are checked") {
                        InputError);
 }
 
+TEST_CASE("a declaration repeated with another value is refused at the repeat") {
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# nodes: 4\n# x\n# nodes: 8\ntime_s,node,event,cause\n", "r.csv", {}),
+      "r.csv:3: nodes declared again as 8, but line 1 declares 4", InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# duration_s: 10\n# duration_s: 20.5\ntime_s,node,event,cause\n", "r.csv",
+                       {}),
+      "r.csv:2: duration_s declared again as 20.500, but line 1 declares 10.000", InputError);
+  // The same value again (written differently) is the same declaration.
+  const Trace t = parse_native_csv(
+                      "# nodes: 4\n# nodes: +4\n# duration_s: 10\n# duration_s: 10.000\n"
+                      "time_s,node,event,cause\n",
+                      "r.csv", {})
+                      .trace;
+  CHECK(t.node_count() == 4);
+  CHECK(t.duration() == 10 * kSecond);
+}
+
 TEST_CASE("a line with more columns than four asks for quoting") {
   CHECK_THROWS_WITH_AS(
       parse_native_csv("time_s,node,event,cause\n1,2,down,GPU, HBM\n", "q.csv", {}),

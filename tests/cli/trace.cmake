@@ -105,6 +105,11 @@ cli_test("trace convert map scale to stdout" 0 "# mapped from 4 to 8 nodes: --ma
   trace convert ${TD}/tiny.csv --map scale --cluster 8 --seed 5 -o -)
 cli_test("trace convert map needs cluster" 2 "^error: --cluster: required with --map" NO_FILE ${OUT}/trace-convert-map-needs-cluster.csv
   trace convert ${TD}/tiny.csv --map wrap -o ${OUT}/trace-convert-map-needs-cluster.csv)
+# Only sample and scale draw at random: a --seed that nothing would use is refused, as --cluster is.
+cli_test("trace convert seed needs a map" 2 "^error: --seed: needs --map sample or scale" NO_FILE ${OUT}/trace-convert-seed-needs-a-map.csv
+  trace convert ${TD}/tiny.csv --seed 8 -o ${OUT}/trace-convert-seed-needs-a-map.csv)
+cli_test("trace convert seed with map wrap" 2 "^error: --seed: --map wrap draws nothing at random" NO_FILE ${OUT}/trace-convert-seed-with-map-wrap.csv
+  trace convert ${TD}/tiny.csv --map wrap --cluster 8 --seed 8 -o ${OUT}/trace-convert-seed-with-map-wrap.csv)
 cli_test("trace convert map bad mode" 2 "^error: --map: unknown mapping 'fold'" NO_FILE ${OUT}/trace-convert-map-bad-mode.csv
   trace convert ${TD}/tiny.csv --map fold --cluster 8 -o ${OUT}/trace-convert-map-bad-mode.csv)
 

@@ -14,8 +14,10 @@ bool skip_line(const std::string& line) {
   return true;  // blank
 }
 
-std::vector<std::string> split_record(const std::string& line, const std::string& where) {
-  std::vector<std::string> fields(1);
+void split_record(const std::string& line, const std::string& where, CsvRow& row) {
+  std::vector<std::string>& fields = row.fields;
+  fields.resize(1);
+  row.quoted.assign(1, false);
   bool quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
     const char c = line[i];
@@ -30,14 +32,15 @@ std::vector<std::string> split_record(const std::string& line, const std::string
       }
     } else if (c == '"' && fields.back().empty()) {
       quoted = true;
+      row.quoted.back() = true;
     } else if (c == ',') {
       fields.emplace_back();
+      row.quoted.push_back(false);
     } else if (c != '\r') {
       fields.back() += c;
     }
   }
   if (quoted) throw InputError(where, "unterminated quoted field");
-  return fields;
 }
 
 }  // namespace
@@ -53,13 +56,19 @@ std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source
     const std::string line = text.substr(start, end - start);
     start = end + 1;
     if (skip_line(line)) continue;
-    rows.push_back({line_no, split_record(line, source + ":" + std::to_string(line_no))});
+    CsvRow& row = rows.emplace_back();
+    row.line = line_no;
+    split_record(line, source + ":" + std::to_string(line_no), row);
   }
   return rows;
 }
 
 std::string csv_escape(const std::string& field) {
   if (field.find_first_of(",\"\n") == std::string::npos) return field;
+  return csv_quote(field);
+}
+
+std::string csv_quote(const std::string& field) {
   std::string out = "\"";
   for (const char c : field) {
     if (c == '"') out += '"';

@@ -12,6 +12,8 @@ namespace recycle {
 struct CsvRow {
   std::size_t line = 0;  /// 1-based line number in the source
   std::vector<std::string> fields;
+  /// Per field: whether it was written in double quotes (a reader may take such a field verbatim).
+  std::vector<bool> quoted;
 
   /// "file:line", for InputError.
   [[nodiscard]] std::string where(const std::string& source) const {
@@ -24,5 +26,7 @@ struct CsvRow {
 
 /// Quotes a field if it holds a comma, quote or newline.
 [[nodiscard]] std::string csv_escape(const std::string& field);
+/// Quotes a field whatever it holds (RFC 4180: quotes inside are doubled).
+[[nodiscard]] std::string csv_quote(const std::string& field);
 
 }  // namespace recycle

@@ -22,10 +22,10 @@ std::int64_t parse_int(std::string_view text, const std::string& where) {
   if (!t.empty() && *begin == '+') ++begin;
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (t.empty() || ec == std::errc::result_out_of_range) {
-    throw InputError(where, "expected an integer, got '" + std::string(t) + "'");
+    throw InputError(where, "expected an integer, got '" + shown(t) + "'");
   }
   if (ec != std::errc() || ptr != end) {
-    throw InputError(where, "expected an integer, got '" + std::string(t) + "'");
+    throw InputError(where, "expected an integer, got '" + shown(t) + "'");
   }
   return value;
 }
@@ -38,7 +38,7 @@ double parse_double(std::string_view text, const std::string& where) {
   if (!t.empty() && *begin == '+') ++begin;
   const auto [ptr, ec] = std::from_chars(begin, end, value);
   if (t.empty() || ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    throw InputError(where, "expected a number, got '" + std::string(t) + "'");
+    throw InputError(where, "expected a number, got '" + shown(t) + "'");
   }
   return value;
 }

@@ -42,6 +42,7 @@ struct ImportArgs {
 struct ConvertArgs {
   ImportArgs in;
   std::string output, map, cluster, seed = "0";
+  bool seed_given = false;
 };
 
 struct StatsArgs {
@@ -122,6 +123,13 @@ int run_convert(const ConvertArgs& args) {
   if (!args.map.empty()) {
     mapping = MapOptions{parse_map_mode(args.map, "--map"), node_count(args.cluster, "--cluster"),
                          seed_value(args.seed)};
+  }
+  // Only sample and scale draw at random: a seed anywhere else would be ignored.
+  if (args.seed_given && (!mapping || mapping->mode == MapMode::kWrap)) {
+    throw InputError("--seed", mapping ? "--map wrap draws nothing at random: give --seed with "
+                                         "--map sample or scale"
+                                       : "needs --map sample or scale (nothing else draws at "
+                                         "random)");
   }
   LoadedTrace loaded = load(args.in);
   const Trace trace = mapping ? map_trace(loaded.trace, *mapping) : std::move(loaded.trace);
@@ -209,7 +217,8 @@ Command add_trace_command(CLI::App& app) {
       "Replay on a cluster of --cluster nodes: wrap, sample or scale (docs/traces.md)");
   convert->add_option("--cluster", convert_args->cluster,
                       "Nodes of the cluster to map onto (with --map)");
-  convert->add_option("--seed", convert_args->seed, "Seed for --map sample and scale (default 0)");
+  convert->add_option("--seed", convert_args->seed, "Seed for --map sample and scale (default 0)")
+      ->each([convert_args](const std::string&) { convert_args->seed_given = true; });
   convert->footer(examples(
       {"recycle trace convert --from infinitehbd fault_trace.json --nodes 400 -o stepfun.csv",
        "recycle trace convert --from bamboo p3-trace.csv -o p3.csv",

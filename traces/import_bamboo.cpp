@@ -33,7 +33,7 @@ class SlotAllocator {
 
   void add(Nanos time, const std::string& name, std::size_t line) {
     if (live_.contains(name)) {
-      refuse(line, "instance '" + name + "' is added while it is running",
+      refuse(line, "instance '" + shown(name) + "' is added while it is running",
              repairs_.up_without_down);
       return;
     }
@@ -53,7 +53,8 @@ class SlotAllocator {
   void remove(Nanos time, const std::string& name, std::size_t line) {
     const auto it = live_.find(name);
     if (it == live_.end()) {
-      refuse(line, "instance '" + name + "' is removed but is not running", repairs_.repeated_down);
+      refuse(line, "instance '" + shown(name) + "' is removed but is not running",
+             repairs_.repeated_down);
       return;
     }
     events_.push_back({time, it->second, EventKind::kDown, line});
@@ -87,6 +88,9 @@ class SlotAllocator {
 
 LoadedTrace parse_bamboo(const std::string& text, const std::string& source,
                          const ImportOptions& options) {
+  if (const std::string_view body = without_byte_order_mark(text); body.size() < text.size()) {
+    return parse_bamboo(std::string(body), source, options);
+  }
   require_text(text, source);
   const std::vector<CsvRow> rows = parse_csv(text, source);
   if (rows.empty())
@@ -118,7 +122,7 @@ LoadedTrace parse_bamboo(const std::string& text, const std::string& source,
     } else if (event == "remove") {
       slots.remove(time, name, row.line);
     } else {
-      throw InputError(where, "unknown event '" + std::string(event) + "', expected add or remove");
+      throw InputError(where, "unknown event '" + shown(event) + "', expected add or remove");
     }
   }
 

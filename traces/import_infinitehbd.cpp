@@ -2,8 +2,10 @@
 
 #include <algorithm>
 
+#include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
+#include "traces/native_csv.hpp"
 
 namespace recycle::traces {
 
@@ -22,6 +24,7 @@ Record read_record(const JsonView& item, std::size_t index) {
   record.index = index;
   record.node = item.at("node_id").as_string();
   if (record.node.empty()) item.at("node_id").fail("empty node_id");
+  require_writable(record.node, item.at("node_id").where(), "node", false);
   const JsonView time = item.at("event_time");
   const double days = time.as_nonnegative();
   if (days > kMaxDays) time.fail("event_time beyond 1e9 s");
@@ -29,12 +32,13 @@ Record read_record(const JsonView& item, std::size_t index) {
   const JsonView type = item.at("event_type");
   const std::string kind = type.as_string();
   if (kind != "fault_start" && kind != "fault_end") {
-    type.fail("unknown event_type '" + kind + "', expected fault_start or fault_end");
+    type.fail("unknown event_type '" + shown(kind) + "', expected fault_start or fault_end");
   }
   record.start = kind == "fault_start";
   const JsonView fault = item.at("fault_type");
   record.cause = fault.at("Level").as_string() + " / " + fault.at("Class").as_string() + " / " +
                  fault.at("Desc").as_string();
+  require_writable(record.cause, fault.where(), "cause", true);
   return record;
 }
 

@@ -39,16 +39,17 @@ std::vector<std::string_view> words(std::string_view line) {
 }
 
 Pattern read_pattern(const SimGridProfile& profile) {
-  require_text(profile.text, profile.source);
+  const std::string_view text = without_byte_order_mark(profile.text);
+  require_text(text, profile.source);
   Pattern pattern;
   std::optional<Nanos> periodicity;
-  for_each_line(profile.text, [&](std::size_t number, std::string_view raw) {
+  for_each_line(text, [&](std::size_t number, std::string_view raw) {
     const std::string where = profile.source + ":" + std::to_string(number);
     const std::string_view line = trim(raw);
     if (line.empty() || line.front() == '#' || line.front() == '%') return true;
     const std::vector<std::string_view> w = words(line);
     if (w[0] == "LOOPAFTER" || w[0] == "PERIODICITY") {
-      if (w.size() != 2) throw InputError(where, "expected " + std::string(w[0]) + " SECONDS");
+      if (w.size() != 2) throw InputError(where, "expected " + shown(w[0]) + " SECONDS");
       if (pattern.loop_line > 0) throw InputError(where, "a second LOOPAFTER or PERIODICITY");
       pattern.loop_line = number;
       const Nanos value = read_seconds(w[1], where, w[0]);
@@ -69,7 +70,7 @@ Pattern read_pattern(const SimGridProfile& profile) {
     }
     const double value = parse_double(w[1], where);
     if (value != 0 && value != 1) {
-      throw InputError(where, "expected the value 0 (down) or 1 (up), got " + std::string(w[1]));
+      throw InputError(where, "expected the value 0 (down) or 1 (up), got " + shown(w[1]));
     }
     pattern.points.push_back({date, value == 1, number});
     return true;
@@ -138,7 +139,7 @@ LoadedTrace parse_simgrid(const std::vector<SimGridProfile>& profiles,
     const Pattern pattern = read_pattern(profile);
     const NodeId node = builder.named_node(profile.node);
     if (node != i) {
-      throw InputError(profile.source, "a second profile for node '" + profile.node + "'");
+      throw InputError(profile.source, "a second profile for node '" + shown(profile.node) + "'");
     }
     if (pattern.loop_delay && options.duration < 0) {
       throw InputError(profile.source + ":" + std::to_string(pattern.loop_line),

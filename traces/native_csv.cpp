@@ -23,8 +23,10 @@ struct Preamble {
   std::vector<std::string> comments;
   std::int64_t nodes = 0;  ///< 0: not declared
   std::string nodes_where;
+  std::size_t nodes_line = 0;
   Nanos duration = -1;  ///< -1: not declared
   std::string duration_where;
+  std::size_t duration_line = 0;
   std::size_t header_line = 0;  ///< 0: the text has no header line
   std::size_t last_line = 0;
 };
@@ -36,6 +38,14 @@ std::optional<std::pair<std::string_view, std::string_view>> declaration(std::st
   const std::string_view key = trim(comment.substr(0, colon));
   if (key != kNodesKey && key != kDurationKey) return std::nullopt;
   return std::pair{key, trim(comment.substr(colon + 1))};
+}
+
+/// A declaration may be repeated with the same value, not with another: which one would hold?
+void require_same(std::string_view key, const std::string& value, std::size_t earlier_line,
+                  const std::string& earlier, const std::string& where) {
+  if (earlier_line == 0 || value == earlier) return;
+  throw InputError(where, std::string(key) + " declared again as " + value + ", but line " +
+                              std::to_string(earlier_line) + " declares " + earlier);
 }
 
 Preamble read_preamble(const std::string& text, const std::string& source) {
@@ -54,14 +64,25 @@ Preamble read_preamble(const std::string& text, const std::string& source) {
     if (!decl) {
       p.comments.emplace_back(comment);
     } else if (decl->first == kNodesKey) {
-      p.nodes = parse_int(decl->second, where);
-      if (p.nodes < 1 || p.nodes > kMaxNodes) {
+      const std::int64_t nodes = parse_int(decl->second, where);
+      if (nodes < 1 || nodes > kMaxNodes) {
         throw InputError(where, "nodes must be in [1, " + std::to_string(kMaxNodes) + "]");
       }
-      p.nodes_where = where;
+      require_same(kNodesKey, std::to_string(nodes), p.nodes_line, std::to_string(p.nodes), where);
+      if (p.nodes_line == 0) {
+        p.nodes = nodes;
+        p.nodes_where = where;
+        p.nodes_line = number;
+      }
     } else {
-      p.duration = read_seconds(decl->second, where, kDurationKey);
-      p.duration_where = where;
+      const Nanos duration = read_seconds(decl->second, where, kDurationKey);
+      require_same(kDurationKey, format_seconds(duration), p.duration_line,
+                   format_seconds(p.duration), where);
+      if (p.duration_line == 0) {
+        p.duration = duration;
+        p.duration_where = where;
+        p.duration_line = number;
+      }
     }
     return true;
   });
@@ -76,24 +97,33 @@ bool is_node_number(std::string_view cell) {
   return std::stoll(std::string(t)) < kMaxNodes;
 }
 
-/// Nodes are numbered when every node cell is a node number.
+/// Nodes are numbered when every node cell is a node number written without quotes (a quoted cell
+/// is a name, whatever it holds).
 bool all_nodes_numbered(const std::vector<CsvRow>& rows) {
   return std::all_of(rows.begin() + 1, rows.end(), [](const CsvRow& row) {
-    return row.fields.size() < 2 || is_node_number(row.fields[1]);
+    return row.fields.size() < 2 || (!row.quoted[1] && is_node_number(row.fields[1]));
   });
+}
+
+/// A name or cause cell: as written when quoted, else without surrounding spaces.
+std::string_view cell(const CsvRow& row, std::size_t i) {
+  return row.quoted[i] ? std::string_view(row.fields[i]) : trim(row.fields[i]);
 }
 
 EventKind parse_event(std::string_view cell, const std::string& where) {
   const std::string_view t = trim(cell);
   if (t == "down") return EventKind::kDown;
   if (t == "up") return EventKind::kUp;
-  throw InputError(where, "unknown event '" + std::string(t) + "', expected down or up");
+  throw InputError(where, "unknown event '" + shown(t) + "', expected down or up");
 }
 
 }  // namespace
 
 LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                              const ImportOptions& options) {
+  if (const std::string_view body = without_byte_order_mark(text); body.size() < text.size()) {
+    return parse_native_csv(std::string(body), source, options);
+  }
   require_text(text, source);
   Preamble preamble = read_preamble(text, source);
   if (preamble.header_line == 0) {
@@ -123,12 +153,12 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                                   std::to_string(row.fields.size()));
     }
     const Nanos time = read_seconds(row.fields[0], where, "time_s");
-    const std::string_view node_cell = trim(row.fields[1]);
-    if (node_cell.empty()) throw InputError(where, "empty node");
+    const std::string_view node_cell = cell(row, 1);
+    if (trim(node_cell).empty()) throw InputError(where, "empty node");
     const NodeId node =
         numbered ? static_cast<NodeId>(parse_int(node_cell, where)) : builder.named_node(node_cell);
     const EventKind kind = parse_event(row.fields[2], where);
-    builder.add(time, node, kind, builder.cause(trim(row.fields[3])), source, row.line);
+    builder.add(time, node, kind, builder.cause(cell(row, 3)), source, row.line);
   }
   apply_declarations(options, builder);
   return std::move(builder).finish();
@@ -140,29 +170,33 @@ LoadedTrace read_native_csv(const std::string& path, const ImportOptions& option
 
 namespace {
 
-bool has_control(std::string_view text) {
-  return std::any_of(text.begin(), text.end(),
-                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+/// A name or cause as a cell that reads back as the same text: quoted when `quote` is set, or when
+/// it has leading or trailing spaces (the reader trims unquoted cells).
+std::string text_cell(const std::string& text, bool quote) {
+  return quote || trim(text).size() != text.size() ? csv_quote(text) : csv_escape(text);
 }
 
-/// A node name or cause as read_native_csv reads it back: not blank, no control characters (a
-/// newline or NUL in a field is refused by the reader, so it is refused here, before writing).
-void check_field(std::string_view text, std::string_view what, bool may_be_empty) {
-  const bool blank = text.find_first_not_of(" \t") == std::string_view::npos;
-  if ((blank && !(may_be_empty && text.empty())) || has_control(text)) {
-    std::string shown;
-    for (const char c : text) {
-      shown += static_cast<unsigned char>(c) < 0x20 || c == 0x7f
-                   ? fmt::format("\\x{:02x}", static_cast<unsigned char>(c))
-                   : std::string(1, c);
-    }
-    throw InputError(std::string(what), "'" + shown +
-                                            "' is blank or holds a control character, so a "
-                                            "trace naming it would not read back");
-  }
+/// A node's cell. A name that reads as a node number is quoted, so that a named trace reads back
+/// named (and its node count means the same): unquoted, `3` would be node id 3 of a numbered trace.
+std::string node_cell(const Trace& trace, NodeId node) {
+  const std::string name = trace.node_name(node);
+  return text_cell(name, !trace.numbered() && is_node_number(name));
 }
 
 }  // namespace
+
+void require_writable(std::string_view text, const std::string& where, std::string_view what,
+                      bool may_be_empty) {
+  const bool blank = text.find_first_not_of(' ') == std::string_view::npos;
+  const bool control = std::any_of(text.begin(), text.end(), [](char c) {
+    return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
+  });
+  if ((blank && !(may_be_empty && text.empty())) || control) {
+    throw InputError(where, std::string(what) + (what.empty() ? "'" : " '") + shown(text) +
+                                "' is blank or holds a control character, so a trace naming it "
+                                "would not read back");
+  }
+}
 
 std::string format_native_csv(const Trace& trace) {
   std::string out;
@@ -179,15 +213,15 @@ std::string format_native_csv(const Trace& trace) {
   out += kNativeHeader;
   out += '\n';
   for (const Event& event : trace.events()) {
-    check_field(trace.node_name(event.node), "node name", false);
-    check_field(trace.cause(event.cause), "cause", true);
+    require_writable(trace.node_name(event.node), "node name", "", false);
+    require_writable(trace.cause(event.cause), "cause", "", true);
     out += format_seconds(event.time);
     out += ',';
-    out += csv_escape(trace.node_name(event.node));
+    out += node_cell(trace, event.node);
     out += ',';
     out += to_string(event.kind);
     out += ',';
-    out += csv_escape(trace.cause(event.cause));
+    out += text_cell(trace.cause(event.cause), false);
     out += '\n';
   }
   return out;

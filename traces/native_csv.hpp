@@ -21,6 +21,12 @@ inline constexpr std::string_view kNativeHeader = "time_s,node,event,cause";
                                            const ImportOptions& options);
 [[nodiscard]] LoadedTrace read_native_csv(const std::string& path, const ImportOptions& options);
 
+/// Refuses with InputError(where, "WHAT 'TEXT' is blank or holds a control character, ...") a node
+/// name (`may_be_empty` false) or a cause (true) that a native file cannot hold so that it reads
+/// back. Importers call it to name the record; the writer checks every name and cause again.
+void require_writable(std::string_view text, const std::string& where, std::string_view what,
+                      bool may_be_empty);
+
 /// The native CSV text of a trace: comments, declarations, header, events. Deterministic.
 [[nodiscard]] std::string format_native_csv(const Trace& trace);
 /// Writes the native CSV atomically ("-": stdout).

@@ -22,18 +22,31 @@ void for_each_line(std::string_view text,
   }
 }
 
+std::string_view without_byte_order_mark(std::string_view text) noexcept {
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
+  return text;
+}
+
 void require_text(std::string_view text, const std::string& source) {
   const auto is_binary = [](char c) {
     const auto byte = static_cast<unsigned char>(c);
     return (byte < 0x20 && c != '\t' && c != '\n' && c != '\r') || byte == 0x7F;
   };
+  const auto where = [&](std::size_t i) {
+    return source + ":" +
+           std::to_string(
+               1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n'));
+  };
   for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) {
+      throw InputError(where(i),
+                       "a carriage return not followed by a line feed: the file uses CR line "
+                       "endings (classic Mac), expected LF or CRLF");
+    }
     if (!is_binary(text[i])) continue;
-    const auto line =
-        1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(i), '\n');
-    throw InputError(source + ":" + std::to_string(line),
-                     fmt::format("binary content (byte 0x{:02X}), expected a text file",
-                                 static_cast<unsigned char>(text[i])));
+    throw InputError(where(i), fmt::format("binary content (byte 0x{:02X}), expected a text file",
+                                           static_cast<unsigned char>(text[i])));
   }
 }
 

@@ -14,8 +14,12 @@ namespace recycle::traces {
 void for_each_line(std::string_view text,
                    const std::function<bool(std::size_t, std::string_view)>& visit);
 
+/// `text` without the UTF-8 byte order mark (EF BB BF) some editors put at the start of a file.
+[[nodiscard]] std::string_view without_byte_order_mark(std::string_view text) noexcept;
+
 /// Throws InputError("source:line", ...) at the first control byte other than tab, CR and LF:
-/// binary content. (NUL bytes are already refused by read_text_file.)
+/// binary content (NUL bytes are already refused by read_text_file); and at a CR that no LF
+/// follows: the file uses CR line endings, which would read as one long line.
 void require_text(std::string_view text, const std::string& source);
 
 }  // namespace recycle::traces

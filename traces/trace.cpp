@@ -29,8 +29,8 @@ Nanos seconds_to_trace_time(Seconds seconds) noexcept {
 Nanos read_seconds(std::string_view text, const std::string& where, std::string_view what) {
   const double seconds = parse_double(text, where);
   if (seconds < 0 || seconds > to_seconds(kMaxTime)) {
-    throw InputError(
-        where, std::string(what) + " must be in [0, 1e9] seconds, got " + std::string(trim(text)));
+    throw InputError(where,
+                     std::string(what) + " must be in [0, 1e9] seconds, got " + shown(trim(text)));
   }
   return seconds_to_trace_time(seconds);
 }
@@ -83,7 +83,8 @@ void TraceBuilder::fail(std::string_view source, std::size_t line,
 }
 
 std::string TraceBuilder::describe(NodeId node) const {
-  return "node " + (trace_.numbered_ ? std::to_string(node) : "'" + trace_.names_.at(node) + "'");
+  return "node " +
+         (trace_.numbered_ ? std::to_string(node) : "'" + shown(trace_.names_.at(node)) + "'");
 }
 
 void TraceBuilder::add(Nanos time, NodeId node, EventKind kind, CauseId cause,

@@ -48,7 +48,9 @@ foreach(case
     "negative_time.csv:2: time_s must be in"
     "up_without_down.csv:3: node 4 comes up but is not down"
     "repeated_down.csv:3: node 3 goes down again"
-    "too_few_nodes.csv:1: 2 nodes declared")
+    "too_few_nodes.csv:1: 2 nodes declared"
+    "repeated_nodes.csv:2: nodes declared again as 8, but line 1 declares 4"
+    "cr_line_endings.csv:1: a carriage return not followed by a line feed: the file uses CR line endings")
   string(REGEX MATCH "^[^:]+" file "${case}")
   cli_test("trace convert refuses ${file}" 2 "^error: .*/${case}" NO_FILE ${OUT}/trace-convert-refuses-${file}.out
     trace convert ${TD}/${file} -o ${OUT}/trace-convert-refuses-${file}.out)
@@ -57,6 +59,12 @@ cli_test("trace convert refuses a NUL byte" 2 "^error: .*/nul.bin:2: binary cont
   trace convert ${TD}/nul.bin -o ${OUT}/trace-convert-refuses-a-nul-byte.csv)
 cli_test("trace convert missing file" 2 "^error: .*/nope.csv: no such file" NO_FILE ${OUT}/trace-convert-missing-file.csv
   trace convert ${TD}/nope.csv -o ${OUT}/trace-convert-missing-file.csv)
+# byte_order_mark.csv starts with a UTF-8 byte order mark, then declares 3 nodes; node 1 fails once.
+cli_test("trace stats skips a byte order mark" 0 "nodes: +3 [(]1 failed at least once[)]"
+  trace stats ${TD}/byte_order_mark.csv)
+# A 10 MB time field: the error quotes its first 40 characters.
+cli_shell_test("trace stats quotes 40 characters of a 10 MB field" 2 "^error: .*/trace-big-field.csv:2: expected a number, got '1{40}[.][.][.]' ## $"
+  "(echo time_s,node,event,cause && head -c 10000000 /dev/zero | tr '\\0' 1 && echo ,1,down,) > ${OUT}/trace-big-field.csv && ${P} trace stats ${OUT}/trace-big-field.csv")
 cli_test("trace convert --lenient repairs and says so" 0 "warning: .*dropped 1 up events of nodes that were not down and 0 down events"
   trace convert ${TD}/up_without_down.csv --lenient -o ${OUT}/trace-convert-lenient-repairs-and-says-so.csv)
 cli_test("trace convert unknown format" 2 "^error: --from: unknown format 'json', expected csv, infinitehbd, bamboo or simgrid"
@@ -71,8 +79,20 @@ cli_test("trace convert simgrid directory" 0 "wrote .*: 7 events on 2 nodes"
   trace convert --from simgrid ${TD}/simgrid --days 0.003 -o ${OUT}/trace-convert-simgrid-directory.csv)
 cli_test("trace convert simgrid loop needs --days" 2 "^error: .*/host2.prof:4: the profile loops: give --days" NO_FILE ${OUT}/trace-convert-simgrid-loop-needs-days.csv
   trace convert --from simgrid ${TD}/simgrid -o ${OUT}/trace-convert-simgrid-loop-needs-days.csv)
+# What convert writes reads back with the same node count. numbered_infinitehbd.json names one server
+# "3"; simgrid_numbered holds the profiles 1.txt and 7.txt, each going down at 100 s. Names that are
+# integers are still names: 1 and 2 nodes, not ids from 0 up to 3 or 7.
+cli_shell_test("trace convert infinitehbd integer names read back" 0 "nodes: +1 [(]1 failed at least once[)]"
+  "${P} -q trace convert --from infinitehbd ${TD}/numbered_infinitehbd.json -o ${OUT}/trace-rt-hbd.csv && ${P} trace stats ${OUT}/trace-rt-hbd.csv")
+cli_shell_test("trace convert simgrid integer names read back" 0 "nodes: +2 [(]2 failed at least once[)]"
+  "${P} -q trace convert --from simgrid ${TD}/simgrid_numbered -o ${OUT}/trace-rt-sg.csv && ${P} trace stats ${OUT}/trace-rt-sg.csv")
+# spaced_infinitehbd.json names the servers " a" and "a": two nodes, each down once.
+cli_shell_test("trace convert names with spaces read back" 0 "nodes: +2 [(]2 failed at least once[)]"
+  "${P} -q trace convert --from infinitehbd ${TD}/spaced_infinitehbd.json -o ${OUT}/trace-rt-spaced.csv && ${P} trace stats ${OUT}/trace-rt-spaced.csv")
 cli_test("trace convert infinitehbd bad event" 2 "^error: .*bad_event_infinitehbd.json: [[]0[]].event_type: unknown event_type 'fault_begin'"
   NO_FILE ${OUT}/trace-convert-infinitehbd-bad-event.csv trace convert --from infinitehbd ${TD}/bad_event_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-bad-event.csv)
+cli_test("trace convert infinitehbd control character in a cause" 2 "^error: .*/control_cause_infinitehbd.json: [[]0[]].fault_type: cause 'L / C\\\\x0A / D' is blank or holds a control character"
+  NO_FILE ${OUT}/trace-convert-infinitehbd-control.csv trace convert --from infinitehbd ${TD}/control_cause_infinitehbd.json -o ${OUT}/trace-convert-infinitehbd-control.csv)
 cli_test("trace convert bamboo backwards" 2 "^error: .*/bad_bamboo.csv:3: time goes backwards" NO_FILE ${OUT}/trace-convert-bamboo-backwards.csv
   trace convert --from bamboo ${TD}/bad_bamboo.csv -o ${OUT}/trace-convert-bamboo-backwards.csv)
 cli_test("trace convert simgrid bad value" 2 "^error: .*/bad_simgrid.txt:2: expected the value 0 [(]down[)] or 1 [(]up[)], got 0.5"
@@ -85,6 +105,11 @@ cli_test("trace convert map scale to stdout" 0 "# mapped from 4 to 8 nodes: --ma
   trace convert ${TD}/tiny.csv --map scale --cluster 8 --seed 5 -o -)
 cli_test("trace convert map needs cluster" 2 "^error: --cluster: required with --map" NO_FILE ${OUT}/trace-convert-map-needs-cluster.csv
   trace convert ${TD}/tiny.csv --map wrap -o ${OUT}/trace-convert-map-needs-cluster.csv)
+# Only sample and scale draw at random: a --seed that nothing would use is refused, as --cluster is.
+cli_test("trace convert seed needs a map" 2 "^error: --seed: needs --map sample or scale" NO_FILE ${OUT}/trace-convert-seed-needs-a-map.csv
+  trace convert ${TD}/tiny.csv --seed 8 -o ${OUT}/trace-convert-seed-needs-a-map.csv)
+cli_test("trace convert seed with map wrap" 2 "^error: --seed: --map wrap draws nothing at random" NO_FILE ${OUT}/trace-convert-seed-with-map-wrap.csv
+  trace convert ${TD}/tiny.csv --map wrap --cluster 8 --seed 8 -o ${OUT}/trace-convert-seed-with-map-wrap.csv)
 cli_test("trace convert map bad mode" 2 "^error: --map: unknown mapping 'fold'" NO_FILE ${OUT}/trace-convert-map-bad-mode.csv
   trace convert ${TD}/tiny.csv --map fold --cluster 8 -o ${OUT}/trace-convert-map-bad-mode.csv)
 

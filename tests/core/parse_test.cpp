@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "core/error.hpp"
 #include "core/parse.hpp"
 
@@ -28,6 +30,19 @@ TEST_CASE("parse_double rejects trailing text, NaN and infinity") {
     CAPTURE(bad);
     CHECK_THROWS_AS((void)recycle::parse_double(bad, "f.csv:3"), InputError);
   }
+}
+
+TEST_CASE("a bad number is quoted in its error cut to 40 characters, control bytes escaped") {
+  // A field of ten million digits and an x: the message quotes the first 40 digits and "...".
+  const std::string huge = std::string(10'000'000, '7') + "x";
+  const std::string forty(40, '7');
+  CHECK_THROWS_WITH_AS((void)recycle::parse_double(huge, "f.csv:2"),
+                       ("f.csv:2: expected a number, got '" + forty + "...'").c_str(), InputError);
+  CHECK_THROWS_WITH_AS((void)recycle::parse_int(huge, "f.csv:2"),
+                       ("f.csv:2: expected an integer, got '" + forty + "...'").c_str(),
+                       InputError);
+  CHECK_THROWS_WITH_AS((void)recycle::parse_int("1\x01", "--pp"),
+                       "--pp: expected an integer, got '1\\x01'", InputError);
 }
 
 TEST_CASE("split keeps empty fields") {

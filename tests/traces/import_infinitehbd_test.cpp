@@ -54,6 +54,32 @@ TEST_CASE("InfiniteHBD input errors name the element") {
       InputError);
 }
 
+TEST_CASE("a node or cause a native file cannot hold is refused naming the record") {
+  const auto parse = [](const std::string& node, const std::string& cls) {
+    return parse_infinitehbd(
+        "[{\"node_id\": \"a\", \"event_time\": 1, \"event_type\": \"fault_end\", "
+        "\"fault_type\": {\"Level\": \"L\", \"Class\": \"C\", \"Desc\": \"D\"}},"
+        "{\"node_id\": \"" +
+            node +
+            "\", \"event_time\": 1, \"event_type\": \"fault_start\", "
+            "\"fault_type\": {\"Level\": \"L\", \"Class\": \"" +
+            cls + "\", \"Desc\": \"D\"}}]",
+        "x.json", {.lenient = true});
+  };
+  CHECK_THROWS_WITH_AS(parse("a", "C\\n"),
+                       "x.json: [1].fault_type: cause 'L / C\\x0A / D' is blank or holds a control "
+                       "character, so a trace naming it would not read back",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse("a\\nb", "C"),
+                       "x.json: [1].node_id: node 'a\\x0Ab' is blank or holds a control character, "
+                       "so a trace naming it would not read back",
+                       InputError);
+  CHECK_THROWS_WITH_AS(parse("  ", "C"),
+                       "x.json: [1].node_id: node '  ' is blank or holds a control character, so a "
+                       "trace naming it would not read back",
+                       InputError);
+}
+
 TEST_CASE("the StepFun InfiniteHBD trace: hand-counted facts") {
   const auto path = shared_trace("infinitehbd-stepfun/fault_trace.json");
   if (!path) {

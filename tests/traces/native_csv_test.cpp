@@ -9,6 +9,9 @@
 
 #include "core/error.hpp"
 #include "tests/traces/test_paths.hpp"
+#include "traces/import_bamboo.hpp"
+#include "traces/import_infinitehbd.hpp"
+#include "traces/import_simgrid.hpp"
 
 namespace recycle::traces {
 namespace {
@@ -62,6 +65,155 @@ TEST_CASE("integer node cells make a numbered trace, any name a named one") {
   // A leading zero is not how numbered nodes are written: the cell is a name.
   CHECK_FALSE(
       parse_native_csv("time_s,node,event,cause\n1,07,down,\n", "n.csv", {}).trace.numbered());
+}
+
+TEST_CASE("a quoted node cell is a name, even when it holds an integer") {
+  const Trace t =
+      parse_native_csv("time_s,node,event,cause\n1,\"3\",down,\n2,7,down,\n", "q.csv", {}).trace;
+  CHECK_FALSE(t.numbered());
+  CHECK(t.node_count() == 2);  // the names 3 and 7, not ids up to 7
+  CHECK(t.node_name(t.events()[0].node) == "3");
+  CHECK(t.node_name(t.events()[1].node) == "7");
+}
+
+/// An InfiniteHBD fault_start record of `node` at `day`, cause "L / C / `desc`".
+std::string fault_start(const std::string& node, int day, const std::string& desc) {
+  return "{\"node_id\": \"" + node + "\", \"event_time\": " + std::to_string(day) +
+         ", \"event_type\": \"fault_start\", \"fault_type\": {\"Level\": \"L\", \"Class\": "
+         "\"C\", \"Desc\": \"" +
+         desc + "\"}}";
+}
+
+/// Writes `trace`, checks that the text ends with `tail`, reads it back and checks that writing it
+/// again gives the same text; returns the trace read back.
+Trace written_and_read(const Trace& trace, const std::string& tail) {
+  const std::string text = format_native_csv(trace);
+  CHECK(text.ends_with(tail));
+  const Trace back = parse_native_csv(text, "back.csv", {}).trace;
+  CHECK(format_native_csv(back) == text);
+  return back;
+}
+
+TEST_CASE("a named trace whose names are integers is written quoted and reads back named") {
+  // InfiniteHBD node "3": one node watched, down at day 1 (86,400 s).
+  const Trace back = written_and_read(
+      parse_infinitehbd("[" + fault_start("3", 1, "D") + "]", "num.json", {}).trace,
+      "# nodes: 1\n# duration_s: 86400.000\ntime_s,node,event,cause\n"
+      "86400.000,\"3\",down,L / C / D\n");
+  CHECK_FALSE(back.numbered());
+  CHECK(back.node_count() == 1);
+  CHECK(back.node_name(back.events()[0].node) == "3");
+
+  // SimGrid profiles 1 and 7, each up at 0 and down at 100 s: two nodes, not ids up to 7.
+  const Trace sg_back = written_and_read(
+      parse_simgrid({{"1", "1.txt", "0 1\n100 0\n"}, {"7", "7.txt", "0 1\n100 0\n"}}, {}).trace,
+      "# nodes: 2\n# duration_s: 100.000\ntime_s,node,event,cause\n"
+      "100.000,\"1\",down,\n100.000,\"7\",down,\n");
+  CHECK(sg_back.node_count() == 2);
+  CHECK(sg_back.events().size() == 2);
+}
+
+TEST_CASE("unquoted cells lose their surrounding spaces, quoted ones keep them") {
+  const Trace t =
+      parse_native_csv("time_s,node,event,cause\n1, a ,down, x \n2,\" a\",down,\" x \"\n", "s.csv",
+                       {})
+          .trace;
+  CHECK(t.node_count() == 2);
+  CHECK(t.node_name(t.events()[0].node) == "a");
+  CHECK(t.cause(t.events()[0].cause) == "x");
+  CHECK(t.node_name(t.events()[1].node) == " a");
+  CHECK(t.cause(t.events()[1].cause) == " x ");
+  // Quoting does not make a blank node a name.
+  CHECK_THROWS_WITH_AS(parse_native_csv("time_s,node,event,cause\n1,\"  \",down,\n", "b.csv", {}),
+                       "b.csv:2: empty node", InputError);
+}
+
+TEST_CASE("names and causes with surrounding spaces are quoted, so they read back the same") {
+  // InfiniteHBD nodes " a" (day 1) and "a" (day 2) are two servers; the cause "L / C / D " keeps
+  // its trailing space.
+  const Trace back = written_and_read(
+      parse_infinitehbd("[" + fault_start(" a", 1, "D ") + "," + fault_start("a", 2, "D") + "]",
+                        "lead.json", {})
+          .trace,
+      "time_s,node,event,cause\n86400.000,\" a\",down,\"L / C / D \"\n"
+      "172800.000,a,down,L / C / D\n");
+  CHECK(back.node_count() == 2);
+  REQUIRE(back.events().size() == 2);
+  CHECK(back.node_name(back.events()[0].node) == " a");
+  CHECK(back.node_name(back.events()[1].node) == "a");
+  CHECK(back.cause(back.events()[0].cause) == "L / C / D ");
+}
+
+TEST_CASE("a UTF-8 byte order mark at the start of a file is skipped, in every line format") {
+  // Native: node 1 down at 10 s, 3 nodes declared; an error on line 3 is still line 3.
+  const Trace t = parse_native_csv("\xEF\xBB\xBF# nodes: 3\ntime_s,node,event,cause\n10,1,down,\n",
+                                   "bom.csv", {})
+                      .trace;
+  CHECK(t.node_count() == 3);
+  REQUIRE(t.events().size() == 1);
+  CHECK(t.events()[0] == Event{10 * kSecond, 1, 0, EventKind::kDown});
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("\xEF\xBB\xBFtime_s,node,event,cause\n10,1,down,\nx,1,up,\n", "bom.csv", {}),
+      "bom.csv:3: expected a number, got 'x'", InputError);
+  // Bamboo: node1 added at 0 and removed at 2 s: one slot, down at 2 s.
+  const Trace bamboo = parse_bamboo(
+                           "\xEF\xBB\xBF"
+                           "0,add,node1\n2000,remove,node1\n",
+                           "bom-bamboo.csv", {})
+                           .trace;
+  REQUIRE(bamboo.events().size() == 1);
+  CHECK(bamboo.events()[0].time == 2 * kSecond);
+  // SimGrid: down at 10 s.
+  const Trace simgrid = parse_simgrid({{"n", "n.txt",
+                                        "\xEF\xBB\xBF"
+                                        "10 0\n"}},
+                                      {})
+                            .trace;
+  REQUIRE(simgrid.events().size() == 1);
+  CHECK(simgrid.events()[0].time == 10 * kSecond);
+}
+
+TEST_CASE("CRLF line endings read as LF, CR line endings are refused naming the first CR's line") {
+  const Trace t =
+      parse_native_csv("# nodes: 3\r\ntime_s,node,event,cause\r\n10,1,down,\r\n", "crlf.csv", {})
+          .trace;
+  CHECK(t.node_count() == 3);
+  REQUIRE(t.events().size() == 1);
+  CHECK(t.events()[0] == Event{10 * kSecond, 1, 0, EventKind::kDown});
+  const std::string cr_endings =
+      ": a carriage return not followed by a line feed: the file uses CR line endings (classic "
+      "Mac), expected LF or CRLF";
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# nodes: 4\rtime_s,node,event,cause\r1,1,down,\r", "cr.csv", {}),
+      ("cr.csv:1" + cr_endings).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("time_s,node,event,cause\n1,1,down,\n2,1,up,\r3,1,down,", "cr.csv", {}),
+      ("cr.csv:3" + cr_endings).c_str(), InputError);
+  CHECK_THROWS_WITH_AS(parse_bamboo("0,add,node1\r2000,remove,node1\r", "b.csv", {}),
+                       ("b.csv:1" + cr_endings).c_str(), InputError);
+}
+
+TEST_CASE("errors quote at most 40 characters of a bad field") {
+  const std::string forty(40, 'z');
+  const std::string head = "time_s,node,event,cause\n";
+  // A 1,000-character event, a time out of range, and a node name in an alternation error.
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "1,a," + std::string(1'000, 'z') + ",\n", "long.csv", {}),
+      ("long.csv:2: unknown event '" + forty + "...', expected down or up").c_str(), InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "2000000000." + std::string(1'000, '0') + ",a,down,\n", "long.csv",
+                       {}),
+      ("long.csv:2: time_s must be in [0, 1e9] seconds, got 2000000000." + std::string(29, '0') +
+       "...")
+          .c_str(),
+      InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv(head + "1," + std::string(1'000, 'z') + ",up,\n", "long.csv", {}),
+      ("long.csv:2: node '" + forty +
+       "...' comes up but is not down (use --lenient to drop such "
+       "events)")
+          .c_str(),
+      InputError);
 }
 
 TEST_CASE("a header-only file is a valid empty trace") {
@@ -147,6 +299,24 @@ TEST_CASE("declarations are checked") {
   CHECK_THROWS_WITH_AS(parse_native_csv("# only a comment\n", "d.csv", {}),
                        "d.csv:2: no header, expected the header time_s,node,event,cause",
                        InputError);
+}
+
+TEST_CASE("a declaration repeated with another value is refused at the repeat") {
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# nodes: 4\n# x\n# nodes: 8\ntime_s,node,event,cause\n", "r.csv", {}),
+      "r.csv:3: nodes declared again as 8, but line 1 declares 4", InputError);
+  CHECK_THROWS_WITH_AS(
+      parse_native_csv("# duration_s: 10\n# duration_s: 20.5\ntime_s,node,event,cause\n", "r.csv",
+                       {}),
+      "r.csv:2: duration_s declared again as 20.500, but line 1 declares 10.000", InputError);
+  // The same value again (written differently) is the same declaration.
+  const Trace t = parse_native_csv(
+                      "# nodes: 4\n# nodes: +4\n# duration_s: 10\n# duration_s: 10.000\n"
+                      "time_s,node,event,cause\n",
+                      "r.csv", {})
+                      .trace;
+  CHECK(t.node_count() == 4);
+  CHECK(t.duration() == 10 * kSecond);
 }
 
 TEST_CASE("a line with more columns than four asks for quoting") {

@@ -124,13 +124,8 @@ int run_convert(const ConvertArgs& args) {
     mapping = MapOptions{parse_map_mode(args.map, "--map"), node_count(args.cluster, "--cluster"),
                          seed_value(args.seed)};
   }
-  // Only sample and scale draw at random: a seed anywhere else would be ignored.
-  if (args.seed_given && (!mapping || mapping->mode == MapMode::kWrap)) {
-    throw InputError("--seed", mapping ? "--map wrap draws nothing at random: give --seed with "
-                                         "--map sample or scale"
-                                       : "needs --map sample or scale (nothing else draws at "
-                                         "random)");
-  }
+  require_seed_draws(args.seed_given,
+                     mapping ? std::optional<MapMode>(mapping->mode) : std::nullopt);
   LoadedTrace loaded = load(args.in);
   const Trace trace = mapping ? map_trace(loaded.trace, *mapping) : std::move(loaded.trace);
   write_native_csv(trace, args.output);

@@ -12,7 +12,8 @@ CLI::Option* TraceSource::add_to(CLI::App& app, const std::string& trace_help,
   CLI::Option* trace = app.add_option("--trace", path, trace_help);
   app.add_option("--from", from, "Trace format: csv, infinitehbd, bamboo, simgrid (default csv)");
   app.add_option("--map", map, map_help);
-  app.add_option("--seed", seed, "Seed for --map sample and scale (default 0)");
+  app.add_option("--seed", seed, "Seed for --map sample and scale (default 0)")
+      ->each([this](const std::string&) { seed_given = true; });
   return trace;
 }
 
@@ -24,8 +25,20 @@ traces::LoadedTrace TraceSource::load() const {
 }
 
 std::optional<traces::MapOptions> TraceSource::mapping(std::int64_t nodes) const {
-  if (map.empty()) return std::nullopt;
-  return traces::MapOptions{traces::parse_map_mode(map, "--map"), nodes, seed_value(seed)};
+  if (map.empty()) {
+    require_seed_draws(seed_given, std::nullopt);
+    return std::nullopt;
+  }
+  const traces::MapMode mode = traces::parse_map_mode(map, "--map");
+  require_seed_draws(seed_given, mode);
+  return traces::MapOptions{mode, nodes, seed_value(seed)};
+}
+
+void require_seed_draws(bool seed_given, std::optional<traces::MapMode> mode) {
+  if (!seed_given || (mode && *mode != traces::MapMode::kWrap)) return;
+  throw InputError("--seed", mode ? "--map wrap draws nothing at random: give --seed with "
+                                    "--map sample or scale"
+                                  : "needs --map sample or scale (nothing else draws at random)");
 }
 
 std::uint64_t seed_value(const std::string& text) {

@@ -164,3 +164,9 @@ cli_test("plan --torch-version without csv-comms" 2
 cli_test("plan --comms with the text format" 2
   "^error: --comms: adds the communication to --format json. csv-comms has it ## $"
   plan --schedule 1f1b --pp 2 --microbatches 2 --comms)
+cli_test("replay --seed without --map" 2
+  "^error: --seed: needs --map sample or scale [(]nothing else draws at random[)] ## $"
+  replay --job ${HJ} --trace ${HT} --seed -1)
+cli_test("study --seed with --map wrap" 2
+  "^error: --seed: --map wrap draws nothing at random: give --seed with --map sample or scale ## $"
+  study --job ${HJ} --trace ${HT} --map wrap --seed 2)

@@ -30,14 +30,21 @@ cli_test("replay: --days past the trace" 2 "error: --days: must be > 0 and at mo
   replay --job ${RJOB} --trace ${RTRACE} --days 3)
 cli_test("replay: bad step table names the line" 2 "error: .*replay_bad_steps.csv:4: "
   replay --job ${RJOB} --trace ${RTRACE} --step-table ${DATA}/replay_bad_steps.csv)
-# Simulated time is whole nanoseconds: 1e-12 s rounds to 0 ns, so an iteration of 1e-12 s is no
-# time > 0; the step table's line is refused.
+# Simulated time is whole nanoseconds: 1e-12 s rounds to 0 ns, so neither an iteration nor a
+# checkpoint interval of 1e-12 s is a time > 0; each is refused where it is given.
 cli_shell_test("replay: a step time that rounds to 0 ns" 2
   "^error: [^ ]*rp_tiny_steps.csv:2: '1e-12' seconds rounds to 0 ns"
   "printf 'config,iteration_s\\n2x4,1e-12\\n' > ${OUT}/rp_tiny_steps.csv && ${P} replay --job ${RJOB} --trace ${RTRACE} --step-table ${OUT}/rp_tiny_steps.csv")
 cli_shell_test("replay: a shrunk job's step time that rounds to 0 ns" 2
   "^error: [^ ]*rp_tiny_steps1.csv:2: '1e-12' seconds rounds to 0 ns"
   "printf 'config,iteration_s\\n1x4,1e-12\\n' > ${OUT}/rp_tiny_steps1.csv && ${P} replay --job ${RJOB} --trace ${RTRACE} --step-table ${OUT}/rp_tiny_steps1.csv")
+cli_shell_test("replay: a checkpoint interval that rounds to 0 ns" 2
+  "^error: [^ ]*rp_tiny_interval.json: checkpoint.interval_s: '1e-12' seconds rounds to 0 ns"
+  "sed 's/\"interval_s\": 600/\"interval_s\": 1e-12/' ${RJOB} > ${OUT}/rp_tiny_interval.json && ${P} replay --job ${OUT}/rp_tiny_interval.json --trace ${RTRACE}")
+cli_test("study: a swept checkpoint interval that rounds to 0 ns" 2
+  "^error: [^ ]*replay_job.json [(]point 1: checkpoint.interval_s=1e-12[)]: checkpoint.interval_s: '1e-12' seconds rounds to 0 ns"
+  NO_FILE ${OUT}/rp_tiny_study.csv
+  study --job ${RJOB} --trace ${RTRACE} --sweep checkpoint.interval_s=600,1e-12 -o ${OUT}/rp_tiny_study.csv)
 cli_test("replay: --svg into a missing directory fails first" 2
   "error: --svg: .*cannot open for writing [(]no directory"
   NO_FILE ${OUT}/no-such-dir/r.svg

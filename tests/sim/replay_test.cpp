@@ -302,7 +302,14 @@ TEST_CASE("replay: bad input names the field") {
   job["checkpoint"]["interval_s"] = 0;
   CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
                        doctest::Contains("checkpoint.interval_s"), recycle::InputError);
-  // A step time > 0 that rounds to 0 ns (1e-12 s) would take no time: refused on its line.
+  // A checkpoint interval or a step time > 0 that rounds to 0 ns (1e-12 s) would take no time:
+  // refused where it is given, as the zero interval above.
+  job = job_json();
+  job["checkpoint"]["interval_s"] = 1e-12;
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("job.json: checkpoint.interval_s: '1e-12' seconds rounds "
+                                         "to 0 ns"),
+                       recycle::InputError);
   for (const char* steps : {"config,iteration_s\n2x4,1e-12\n", "config,iteration_s\n1x4,1e-12\n"}) {
     CAPTURE(steps);
     CHECK_THROWS_WITH_AS(static_cast<void>(run("", {PolicyKind::kRecycle}, job_json(), steps)),

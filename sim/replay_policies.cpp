@@ -243,12 +243,16 @@ class RestartPolicy final : public Policy {
     }
   }
   void slot_lost(PolicyContext& ctx, std::int64_t) override {
-    if (ctx.clock.running()) ++ctx.fallbacks;
+    // A failure of the running job rolls it back; one that interrupts the restart after an
+    // earlier failure (or comes while the job waits) only starts that restart again.
+    const Nanos now = ctx.clock.now();
+    if (ctx.clock.running() && now >= restart_until_) ++ctx.fallbacks;
     ctx.clock.cancel_stalls();
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.roll_back();
     regroup(ctx);
     restart(ctx, LostCause::kRestart, ctx.costs.restart);
+    restart_until_ = now + ctx.costs.detection + ctx.costs.restart;
   }
   void node_joined(PolicyContext& ctx) override {
     regroup(ctx);
@@ -258,6 +262,8 @@ class RestartPolicy final : public Policy {
       ctx.clock.checkpoint_now();
       restart(ctx, LostCause::kReconfiguration, ctx.costs.write + ctx.costs.restart);
     } else {
+      const Nanos now = ctx.clock.now();
+      if (!ctx.clock.running() || now < restart_until_) restart_until_ = now + ctx.costs.restart;
       ctx.clock.cancel_stalls();
       restart(ctx, LostCause::kRestart, ctx.costs.restart);
     }
@@ -288,6 +294,7 @@ class RestartPolicy final : public Policy {
 
   bool shrink_;
   std::int32_t pipelines_ = 0;
+  Nanos restart_until_ = -1;  ///< a failure before this interrupts a restart after a failure
 };
 
 }  // namespace

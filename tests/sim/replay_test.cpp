@@ -85,6 +85,14 @@ void check_identity(const ReplayResult& r) {
   }
 }
 
+/// Replays `events` under one policy, checks the accounting identity, and returns its result.
+PolicyResult run_one(const std::string& events, PolicyKind policy, nlohmann::json job = job_json(),
+                     const char* steps = kSteps) {
+  const ReplayResult r = run(events, {policy}, std::move(job), steps);
+  check_identity(r);
+  return r.policies.front();
+}
+
 }  // namespace
 
 TEST_CASE("replay: without failures every policy trains at the fault-free rate") {
@@ -135,6 +143,23 @@ TEST_CASE("replay: one failure, elastic, by hand") {
   CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(960));
   CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1085.0 / 3));
   CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(11 * 60));
+}
+
+TEST_CASE("replay: a failure during elastic's restart starts it again, no second rollback") {
+  const PolicyResult p =
+      run_one("1000,3,down,x\n1500,1,down,x\n5000,2,down,x\n", PolicyKind::kElastic);
+  // 1,000 s: node 3 fails, rollback 1 (redo 340 s, as above); one pipeline on nodes 0, 1, 2, 4
+  // restarts until 1,000 + 15 + 900 = 1,915 s. 1,500 s: node 1 fails during that restart: no
+  // training since the rollback (redo 0), the restart begins again (node 5 fills the slot) and
+  // ends at 1,500 + 15 + 900 = 2,415 s; no second rollback. Then one pipeline at 15 s: writes
+  // at 3,015, 3,675, 4,335 (each committed 60 s later) and 4,995; node 2 fails at 5,000 during
+  // that last write, so the 600 s trained between 4,395 and 4,995 (40 it.) are lost: rollback
+  // 2, redo 40 x 10 = 400 s. Nodes 3, 1 and 2 each held a slot: 3 failures. Restarts: 485 s
+  // of the first (1,015-1,500), then two whole ones of 900 s (the third from 5,015 s).
+  CHECK(p.fallbacks == 2);
+  CHECK(p.failures == 3);
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340 + 0 + 400));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(485 + 900 + 900));
 }
 
 TEST_CASE("replay: one failure, ReCycle, by hand") {

@@ -258,6 +258,33 @@ TEST_CASE("replay: Bamboo restarts when consecutive stages of a pipeline fail") 
   CHECK(lost(c.policies.front(), LostCause::kRedo) == doctest::Approx(340));
 }
 
+TEST_CASE("replay: every node down: every policy loses what it trained since its checkpoint") {
+  // All 8 nodes fail at 100 s and none comes back. Until then every policy trains at T0 = 10 s
+  // (the table's 2x4 is Bamboo's fault-free time too: no redundancy): 10 iterations, and the
+  // first checkpoint would come after 600 s of training, so none is saved. With every node gone
+  // no configuration runs again and no replica survives: each policy rolls back once, throwing
+  // away the 10 iterations (redo 10 x T0 = 100 s), and keeps 0 samples.
+  std::string events;
+  for (int node = 0; node < 8; ++node) events += "100," + std::to_string(node) + ",down,x\n";
+  const ReplayResult r =
+      run(events, recycle::sim::all_policies(), job_json(), "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.samples == 0);
+    CHECK(p.goodput == 0);
+    CHECK(p.fallbacks == 1);
+    CHECK(lost(p, LostCause::kRedo) == doctest::Approx(100));
+    CHECK(lost(p, LostCause::kRedundancy) == 0);
+    // Elastic and Bamboo re-form one pipeline after node 0's failure (node 4 takes its slot,
+    // nodes 5-7 go to the pool and take the slots of nodes 1-3 as they fail); node 4's failure
+    // leaves 3 live nodes, no pipeline: Bamboo's fatal case, and nodes 5-7 are parked in the
+    // pool, so their failures are a spare's: 5 counted. The others hold all 8 slots: 8.
+    const bool regroups = p.policy == PolicyKind::kElastic || p.policy == PolicyKind::kBamboo;
+    CHECK(p.failures == (regroups ? 5 : 8));
+  }
+}
+
 TEST_CASE("replay: Bamboo re-forms whole pipelines when covering nodes pass 2.5 %") {
   // On the 8-node job one covering node is 1/7 of the live ones: Bamboo re-forms at once, from
   // 7 nodes one whole pipeline (15 s per iteration), after its 20 s reconfiguration.

@@ -85,8 +85,10 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
     std::string ratios;
     for (const PolicyResult& p : r.policies) {
       if (p.policy == PolicyKind::kRecycle || !p.unfit.empty()) continue;
-      ratios += fmt::format("{}{} {:.3f}x", ratios.empty() ? "" : ", ", to_string(p.policy),
-                            p.samples > 0 ? recycle->samples / p.samples : INFINITY);
+      // Over a policy that kept no samples the ratio is undefined: n/a, as trace stats shows one.
+      ratios += fmt::format("{}{} {}", ratios.empty() ? "" : ", ", to_string(p.policy),
+                            p.samples > 0 ? fmt::format("{:.3f}x", recycle->samples / p.samples)
+                                          : std::string("n/a"));
     }
     if (!ratios.empty()) out += "recycle's samples over: " + ratios + "\n";
   }

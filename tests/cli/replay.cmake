@@ -18,6 +18,11 @@ cli_shell_test("replay --timeline and --svg" 0 "time_s,policy,samples_per_s ## 0
 cli_test("replay --map scale onto the job's nodes" 0 "on 8 nodes"
   replay --job ${RJOB} --trace ${PROJECT_SOURCE_DIR}/traces/data/llama3-like.csv --map scale --days 2 --policy checkpoint)
 
+# Every node down at 100 s and none back: every policy keeps 0 samples (tests/sim/replay_test.cpp
+# works it by hand), so ReCycle's samples over each is 0 / 0: undefined, n/a.
+cli_shell_test("replay: ratios over no samples are n/a" 0
+  "^recycle's samples over: checkpoint n/a, elastic n/a, oobleck n/a, bamboo n/a ## "
+  "printf '# nodes: 8\\n# duration_s: 1000\\ntime_s,node,event,cause\\n' > ${OUT}/rp_alldown.csv && printf '100,%s,down,x\\n' 0 1 2 3 4 5 6 7 >> ${OUT}/rp_alldown.csv && ${P} replay --job ${RJOB} --trace ${OUT}/rp_alldown.csv --quiet | grep 'samples over'")
 cli_test("replay: unknown policy" 2 "error: --policy: unknown policy 'spot'"
   replay --job ${RJOB} --trace ${RTRACE} --policy spot)
 cli_test("replay: trace larger than the cluster needs --map" 2

@@ -23,6 +23,13 @@ cli_test("replay --map scale onto the job's nodes" 0 "on 8 nodes"
 cli_shell_test("replay: ratios over no samples are n/a" 0
   "^recycle's samples over: checkpoint n/a, elastic n/a, oobleck n/a, bamboo n/a ## "
   "printf '# nodes: 8\\n# duration_s: 1000\\ntime_s,node,event,cause\\n' > ${OUT}/rp_alldown.csv && printf '100,%s,down,x\\n' 0 1 2 3 4 5 6 7 >> ${OUT}/rp_alldown.csv && ${P} replay --job ${RJOB} --trace ${OUT}/rp_alldown.csv --quiet | grep 'samples over'")
+# The table in fixed notation. No failure in 1,000,000 s at T0 = 10 ms (the step table's 2x4,
+# Bamboo's too): cycles of 600 s of training and a 60 s write, 1,515 of them (999,900 s), then
+# 100 s: 1,515 x 60,000 + 10,000 = 90,910,000 iterations of 16 samples = 1,454,560,000 samples,
+# 1,454.56 samples/s, goodput and ettr 0.9091; GPU-hours 8 x 1,000,000 / 3,600 = 2,222.22.
+cli_shell_test("replay table in fixed notation" 0
+  "recycle +1454560000[.]0 +1454[.]560 +0[.]9091 +0[.]9091 +0 +0 .* ## bamboo +1454560000[.]0 +1454[.]560 +0[.]9091 +0[.]9091 +0 +0 .*GPU-hours [(]every policy, spares included[)]: 2222[.]22 ## $"
+  "printf '# nodes: 8\\n# duration_s: 1000000\\ntime_s,node,event,cause\\n' > ${OUT}/rp_quiet.csv && printf 'config,iteration_s\\n2x4,0.01\\n' > ${OUT}/rp_quiet_steps.csv && ${P} replay --job ${RJOB} --trace ${OUT}/rp_quiet.csv --step-table ${OUT}/rp_quiet_steps.csv --quiet")
 cli_test("replay: unknown policy" 2 "error: --policy: unknown policy 'spot'"
   replay --job ${RJOB} --trace ${RTRACE} --policy spot)
 cli_test("replay: trace larger than the cluster needs --map" 2

@@ -43,6 +43,16 @@ double parse_double(std::string_view text, const std::string& where) {
   return value;
 }
 
+Nanos positive_nanos(double seconds, std::string_view text, const std::string& where) {
+  const Nanos ns = to_nanos(seconds);
+  if (ns <= 0) {
+    throw InputError(where, "'" + shown(trim(text)) +
+                                "' seconds rounds to 0 ns: simulated time counts whole "
+                                "nanoseconds, so a time > 0 must round to at least 1 ns");
+  }
+  return ns;
+}
+
 std::vector<std::string_view> split(std::string_view text, char sep) {
   std::vector<std::string_view> parts;
   std::size_t start = 0;

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
+#include "core/parse.hpp"
 #include "profiles/synthesizer.hpp"
 
 namespace recycle::profiles {
@@ -21,6 +22,8 @@ Seconds seconds(const JsonView& block, std::string_view key, Seconds fallback, b
   const double s = x->as_nonnegative();
   if (positive && s == 0) x->fail("expected a number > 0, got 0");
   if (s > kMaxSeconds) x->fail("expected at most 1e9 seconds, got " + x->raw().dump());
+  // The replay's clock asserts a positive time: one that rounds to 0 ns is refused here.
+  if (positive) (void)positive_nanos(s, x->raw().dump(), x->where());
   return s;
 }
 

@@ -57,8 +57,9 @@ struct Resilience {
 
 /// Reads the optional blocks of `root` ("cluster", "detection", "checkpoint", "restart"), checks
 /// them against the parallel configuration and the hardware's GPUs per node, and fills in the
-/// defaults. InputError naming the field: unknown keys, negative times, more spares than nodes,
-/// a job larger than its cluster. A worker that straddles two nodes fails with either.
+/// defaults. InputError naming the field: unknown keys, negative times, a checkpoint interval
+/// that rounds to 0 ns (positive_nanos), more spares than nodes, a job larger than its cluster. A
+/// worker that straddles two nodes fails with either.
 [[nodiscard]] Resilience resilience_from_json(const JsonView& root, const ParallelConfig& parallel,
                                               std::int32_t hardware_gpus_per_node);
 

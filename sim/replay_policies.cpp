@@ -145,9 +145,9 @@ class OobleckPolicy final : public InPlacePolicy {
 /// redo, no stall past detection); then, as Bamboo's reconfiguration rules say, the job
 /// re-forms whole pipelines from the live nodes (`reconfigure_s`) when the pool can relieve
 /// every covering node, when covering nodes are more than 2.5 % of the live ones, or when the
-/// live nodes make one more pipeline. Two failed consecutive stages of a pipeline, or a take-over
-/// that does not fit memory, are fatal: back to the checkpoint and restart on the pipelines the
-/// live nodes form.
+/// live nodes make one more pipeline. Two failed consecutive stages of a pipeline, a take-over
+/// that does not fit memory, or a re-forming that leaves no pipeline that can run, are fatal:
+/// back to the checkpoint and restart on the pipelines the live nodes form.
 class BambooPolicy final : public Policy {
  public:
   void start(PolicyContext& ctx) override {
@@ -167,10 +167,7 @@ class BambooPolicy final : public Policy {
       maybe_reconfigure(ctx);
       return;
     }
-    ++ctx.fallbacks;
-    ctx.clock.roll_back();
-    ctx.slots.regroup();
-    restart(ctx, ctx.costs.restart);
+    fall_back(ctx);
   }
   void node_joined(PolicyContext& ctx) override {
     if (!ctx.clock.running()) {
@@ -202,12 +199,22 @@ class BambooPolicy final : public Policy {
       return;
     }
     ctx.slots.regroup();
-    ctx.clock.stall(ctx.costs.reconfigure, LostCause::kReconfiguration);
     if (const auto p = period(ctx)) {
+      ctx.clock.stall(ctx.costs.reconfigure, LostCause::kReconfiguration);
       ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
-    } else {
-      ctx.clock.wait(LostCause::kRepairWait);  // the re-formed pipelines do not fit memory
+      return;
     }
+    // The live nodes form no pipeline, or the re-formed ones do not fit memory: the job stops,
+    // and what it trained since its checkpoint is gone with it (no pipeline holds it any more).
+    fall_back(ctx);
+  }
+  /// Fatal: back to the last checkpoint and restart on the pipelines the live nodes form, or wait
+  /// for a repair when they form none.
+  void fall_back(PolicyContext& ctx) {
+    ++ctx.fallbacks;
+    ctx.clock.roll_back();
+    ctx.slots.regroup();
+    restart(ctx, ctx.costs.restart);
   }
   void restart(PolicyContext& ctx, Nanos cost) {
     const auto p = ctx.slots.complete_pipelines() > 0 ? period(ctx) : std::nullopt;
@@ -243,12 +250,16 @@ class RestartPolicy final : public Policy {
     }
   }
   void slot_lost(PolicyContext& ctx, std::int64_t) override {
-    if (ctx.clock.running()) ++ctx.fallbacks;
+    // A failure of the running job rolls it back; one that interrupts the restart after an
+    // earlier failure (or comes while the job waits) only starts that restart again.
+    const Nanos now = ctx.clock.now();
+    if (ctx.clock.running() && now >= restart_until_) ++ctx.fallbacks;
     ctx.clock.cancel_stalls();
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.roll_back();
     regroup(ctx);
     restart(ctx, LostCause::kRestart, ctx.costs.restart);
+    restart_until_ = now + ctx.costs.detection + ctx.costs.restart;
   }
   void node_joined(PolicyContext& ctx) override {
     regroup(ctx);
@@ -258,6 +269,8 @@ class RestartPolicy final : public Policy {
       ctx.clock.checkpoint_now();
       restart(ctx, LostCause::kReconfiguration, ctx.costs.write + ctx.costs.restart);
     } else {
+      const Nanos now = ctx.clock.now();
+      if (!ctx.clock.running() || now < restart_until_) restart_until_ = now + ctx.costs.restart;
       ctx.clock.cancel_stalls();
       restart(ctx, LostCause::kRestart, ctx.costs.restart);
     }
@@ -288,6 +301,7 @@ class RestartPolicy final : public Policy {
 
   bool shrink_;
   std::int32_t pipelines_ = 0;
+  Nanos restart_until_ = -1;  ///< a failure before this interrupts a restart after a failure
 };
 
 }  // namespace

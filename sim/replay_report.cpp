@@ -52,10 +52,12 @@ const char* color(PolicyKind kind) {
 
 }  // namespace
 
+// Counts and rates in fixed notation, as the ratios and lost hours: samples to a tenth (13 digits
+// before the point fill the column), samples/s to a thousandth, GPU-hours to a hundredth.
 std::string replay_table(const ReplayResult& r, const std::string& title) {
   const double days = to_seconds(r.duration) / traces::kSecondsPerDay;
   std::string out = fmt::format(
-      "{}: {:.4g} days on {} nodes ({} GPUs); fault-free iteration {:.4g} s, {:.5g} samples/s; {} "
+      "{}: {:.4g} days on {} nodes ({} GPUs); fault-free iteration {:.4g} s, {:.3f} samples/s; {} "
       "configurations timed{}\n",
       title, days, r.cluster_nodes, r.gpus, to_seconds(r.fault_free_iteration),
       fault_free_throughput(r), r.configurations,
@@ -74,7 +76,7 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
       return p.lost_s[static_cast<std::size_t>(c)] / traces::kSecondsPerHour;
     };
     out += fmt::format(
-        "{:<11} {:>13.6g} {:>10.5g} {:>8.4f} {:>6.4f} {:>8} {:>9}              {:>6.1f} {:>6.1f} "
+        "{:<11} {:>13.1f} {:>10.3f} {:>8.4f} {:>6.4f} {:>8} {:>9}              {:>6.1f} {:>6.1f} "
         "{:>7.1f} {:>7.1f} {:>8.1f} {:>8.1f} {:>8.1f} {:>7.1f}\n",
         to_string(p.policy), p.samples, p.mean_throughput, p.goodput, p.ettr, p.failures,
         p.fallbacks, h(LostCause::kDetection), h(LostCause::kRedo), h(LostCause::kRestart),
@@ -85,12 +87,14 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
     std::string ratios;
     for (const PolicyResult& p : r.policies) {
       if (p.policy == PolicyKind::kRecycle || !p.unfit.empty()) continue;
-      ratios += fmt::format("{}{} {:.3f}x", ratios.empty() ? "" : ", ", to_string(p.policy),
-                            p.samples > 0 ? recycle->samples / p.samples : INFINITY);
+      // Over a policy that kept no samples the ratio is undefined: n/a, as trace stats shows one.
+      ratios += fmt::format("{}{} {}", ratios.empty() ? "" : ", ", to_string(p.policy),
+                            p.samples > 0 ? fmt::format("{:.3f}x", recycle->samples / p.samples)
+                                          : std::string("n/a"));
     }
     if (!ratios.empty()) out += "recycle's samples over: " + ratios + "\n";
   }
-  out += fmt::format("GPU-hours (every policy, spares included): {:.6g}\n",
+  out += fmt::format("GPU-hours (every policy, spares included): {:.2f}\n",
                      r.policies.empty() ? 0.0 : r.policies.front().gpu_hours);
   return out;
 }

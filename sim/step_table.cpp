@@ -68,7 +68,7 @@ StepTable StepTable::parse(const std::string& text, const std::string& source) {
       throw InputError(where, "iteration_s must be a number > 0 and at most 1e6, got '" +
                                   shown(row.fields[1]) + "'");
     }
-    if (!table.by_key_.emplace(key, to_nanos(s)).second) {
+    if (!table.by_key_.emplace(key, positive_nanos(s, row.fields[1], where)).second) {
       throw InputError(where, "config " + key + " is given twice");
     }
   }

@@ -30,7 +30,7 @@ class StepTable {
   [[nodiscard]] const std::map<std::string, Nanos>& rows() const noexcept { return by_key_; }
 
   /// InputError naming `source:line` for a bad header, key or time (not a number > 0 and at most
-  /// 1e6 s), or a key given twice.
+  /// 1e6 s, or one that rounds to 0 ns), or a key given twice.
   [[nodiscard]] static StepTable parse(const std::string& text, const std::string& source);
   [[nodiscard]] static StepTable load(const std::string& path);
 

@@ -45,6 +45,24 @@ TEST_CASE("a bad number is quoted in its error cut to 40 characters, control byt
                        "--pp: expected an integer, got '1\\x01'", InputError);
 }
 
+TEST_CASE("positive_nanos refuses a time that rounds to 0 ns") {
+  // Simulated time is whole nanoseconds, rounded to the nearest: 600 s is 6e11 ns, 1e-9 s is
+  // 1 ns, 6e-10 s (0.6 ns) rounds up to 1 ns, and 4e-10 s (0.4 ns) or 1e-12 s round to 0 ns.
+  CHECK(recycle::positive_nanos(600, "600", "x") == 600'000'000'000);
+  CHECK(recycle::positive_nanos(1e-9, "1e-9", "x") == 1);
+  CHECK(recycle::positive_nanos(6e-10, "6e-10", "x") == 1);
+  for (const double tiny : {4e-10, 1e-12, 0.0}) {
+    CAPTURE(tiny);
+    try {
+      (void)recycle::positive_nanos(tiny, "1e-12", "st.csv:2");
+      FAIL("accepted");
+    } catch (const InputError& e) {
+      CHECK(e.where() == "st.csv:2");
+      CHECK(std::string(e.what()).rfind("st.csv:2: '1e-12' seconds rounds to 0 ns", 0) == 0);
+    }
+  }
+}
+
 TEST_CASE("split keeps empty fields") {
   const auto parts = recycle::split("a,,b,", ',');
   REQUIRE(parts.size() == 4);

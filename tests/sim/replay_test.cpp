@@ -85,6 +85,14 @@ void check_identity(const ReplayResult& r) {
   }
 }
 
+/// Replays `events` under one policy, checks the accounting identity, and returns its result.
+PolicyResult run_one(const std::string& events, PolicyKind policy, nlohmann::json job = job_json(),
+                     const char* steps = kSteps) {
+  const ReplayResult r = run(events, {policy}, std::move(job), steps);
+  check_identity(r);
+  return r.policies.front();
+}
+
 }  // namespace
 
 TEST_CASE("replay: without failures every policy trains at the fault-free rate") {
@@ -135,6 +143,23 @@ TEST_CASE("replay: one failure, elastic, by hand") {
   CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(960));
   CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1085.0 / 3));
   CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(11 * 60));
+}
+
+TEST_CASE("replay: a failure during elastic's restart starts it again, no second rollback") {
+  const PolicyResult p =
+      run_one("1000,3,down,x\n1500,1,down,x\n5000,2,down,x\n", PolicyKind::kElastic);
+  // 1,000 s: node 3 fails, rollback 1 (redo 340 s, as above); one pipeline on nodes 0, 1, 2, 4
+  // restarts until 1,000 + 15 + 900 = 1,915 s. 1,500 s: node 1 fails during that restart: no
+  // training since the rollback (redo 0), the restart begins again (node 5 fills the slot) and
+  // ends at 1,500 + 15 + 900 = 2,415 s; no second rollback. Then one pipeline at 15 s: writes
+  // at 3,015, 3,675, 4,335 (each committed 60 s later) and 4,995; node 2 fails at 5,000 during
+  // that last write, so the 600 s trained between 4,395 and 4,995 (40 it.) are lost: rollback
+  // 2, redo 40 x 10 = 400 s. Nodes 3, 1 and 2 each held a slot: 3 failures. Restarts: 485 s
+  // of the first (1,015-1,500), then two whole ones of 900 s (the third from 5,015 s).
+  CHECK(p.fallbacks == 2);
+  CHECK(p.failures == 3);
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340 + 0 + 400));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(485 + 900 + 900));
 }
 
 TEST_CASE("replay: one failure, ReCycle, by hand") {
@@ -233,6 +258,33 @@ TEST_CASE("replay: Bamboo restarts when consecutive stages of a pipeline fail") 
   CHECK(lost(c.policies.front(), LostCause::kRedo) == doctest::Approx(340));
 }
 
+TEST_CASE("replay: every node down: every policy loses what it trained since its checkpoint") {
+  // All 8 nodes fail at 100 s and none comes back. Until then every policy trains at T0 = 10 s
+  // (the table's 2x4 is Bamboo's fault-free time too: no redundancy): 10 iterations, and the
+  // first checkpoint would come after 600 s of training, so none is saved. With every node gone
+  // no configuration runs again and no replica survives: each policy rolls back once, throwing
+  // away the 10 iterations (redo 10 x T0 = 100 s), and keeps 0 samples.
+  std::string events;
+  for (int node = 0; node < 8; ++node) events += "100," + std::to_string(node) + ",down,x\n";
+  const ReplayResult r =
+      run(events, recycle::sim::all_policies(), job_json(), "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.samples == 0);
+    CHECK(p.goodput == 0);
+    CHECK(p.fallbacks == 1);
+    CHECK(lost(p, LostCause::kRedo) == doctest::Approx(100));
+    CHECK(lost(p, LostCause::kRedundancy) == 0);
+    // Elastic and Bamboo re-form one pipeline after node 0's failure (node 4 takes its slot,
+    // nodes 5-7 go to the pool and take the slots of nodes 1-3 as they fail); node 4's failure
+    // leaves 3 live nodes, no pipeline: Bamboo's fatal case, and nodes 5-7 are parked in the
+    // pool, so their failures are a spare's: 5 counted. The others hold all 8 slots: 8.
+    const bool regroups = p.policy == PolicyKind::kElastic || p.policy == PolicyKind::kBamboo;
+    CHECK(p.failures == (regroups ? 5 : 8));
+  }
+}
+
 TEST_CASE("replay: Bamboo re-forms whole pipelines when covering nodes pass 2.5 %") {
   // On the 8-node job one covering node is 1/7 of the live ones: Bamboo re-forms at once, from
   // 7 nodes one whole pipeline (15 s per iteration), after its 20 s reconfiguration.
@@ -302,6 +354,20 @@ TEST_CASE("replay: bad input names the field") {
   job["checkpoint"]["interval_s"] = 0;
   CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
                        doctest::Contains("checkpoint.interval_s"), recycle::InputError);
+  // A checkpoint interval or a step time > 0 that rounds to 0 ns (1e-12 s) would take no time:
+  // refused where it is given, as the zero interval above.
+  job = job_json();
+  job["checkpoint"]["interval_s"] = 1e-12;
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("job.json: checkpoint.interval_s: '1e-12' seconds rounds "
+                                         "to 0 ns"),
+                       recycle::InputError);
+  for (const char* steps : {"config,iteration_s\n2x4,1e-12\n", "config,iteration_s\n1x4,1e-12\n"}) {
+    CAPTURE(steps);
+    CHECK_THROWS_WITH_AS(static_cast<void>(run("", {PolicyKind::kRecycle}, job_json(), steps)),
+                         doctest::Contains("steps.csv:2: '1e-12' seconds rounds to 0 ns"),
+                         recycle::InputError);
+  }
   job = job_json();
   job["detection"]["every"] = 1;
   CHECK_THROWS_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),

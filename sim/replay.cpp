@@ -1,5 +1,7 @@
 #include "sim/replay.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <queue>
 #include <tuple>
@@ -130,6 +132,17 @@ ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
                        [](Nanos t, const traces::Event& e) { return t < e.time; }) -
       events.begin();
   planner::require_replay_work(replayed, model.layout);
+  // The job clock steps once per checkpoint (sim/replay_clock.cpp): at most 2^24 of them, a
+  // checkpoint every 0.15 s over 30 days, where real intervals are minutes to hours.
+  constexpr double kMaxCheckpoints = 16'777'216;
+  const double cycle_s = r.checkpoint.interval_s + r.checkpoint.write_s;
+  if (to_seconds(end) / cycle_s > kMaxCheckpoints) {
+    throw InputError(
+        job.source + ": checkpoint.interval_s",
+        fmt::format("{:g} s (and {:g} s per write) over {:g} days replayed is more "
+                    "than 2^24 checkpoints; a replay writes at most that many",
+                    r.checkpoint.interval_s, r.checkpoint.write_s, to_seconds(end) / 86'400));
+  }
   ReplayRates rates(job, model, options.table);
   ReplayResult result;
   result.duration = end;

@@ -170,3 +170,8 @@ cli_test("replay --seed without --map" 2
 cli_test("study --seed with --map wrap" 2
   "^error: --seed: --map wrap draws nothing at random: give --seed with --map sample or scale ## $"
   study --job ${HJ} --trace ${HT} --map wrap --seed 2)
+# A checkpoint every nanosecond would step the job clock 10^13 times over this 10,000 s trace:
+# more than 2^24 checkpoints is refused before replaying (1e-9 s and no write: 10^13 > 2^24).
+cli_shell_test("replay refuses more than 2^24 checkpoints" 0
+  "^rc=2 ## error: [^ ]*hio_ckpt[.]json: checkpoint[.]interval_s: 1e-09 s [(]and 0 s per write[)] over 0[.]115741 days replayed is more than 2.24 checkpoints"
+  "sed -e 's/\"interval_s\": 600/\"interval_s\": 1e-9/' -e 's/\"write_s\": [0-9.]*/\"write_s\": 0/' ${HJ} > ${OUT}/hio_ckpt.json; ${P} replay --job ${OUT}/hio_ckpt.json --trace ${HT} 2>${OUT}/hio_ckpt.err; echo rc=$?; cat ${OUT}/hio_ckpt.err")

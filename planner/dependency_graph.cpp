@@ -25,23 +25,25 @@ std::size_t kind_index(ChunkAction kind) {
 }  // namespace
 
 ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
+  const bool usable =
+      layout_.dp >= 1 && layout_.pp >= 1 && layout_.microbatches >= 1 && layout_.interleave >= 1;
+  virtual_stages_ = usable ? std::int64_t{layout_.pp} * layout_.interleave : 0;
+  stage_of_.resize(static_cast<std::size_t>(virtual_stages_));
+  for (std::size_t v = 0; v < stage_of_.size(); ++v)
+    stage_of_[v] = layout_.stage_of(static_cast<std::int32_t>(v));
+
   offsets_.reserve(schedule.workers.size() + 1);
   std::int64_t total = 0;
-  std::int64_t indexed = 0;
   for (const WorkerSchedule& worker : schedule.workers) {
     offsets_.push_back(static_cast<std::int32_t>(total));
     total += static_cast<std::int64_t>(worker.actions.size());
     RECYCLE_ASSERT(total < std::numeric_limits<std::int32_t>::max() / 2,
                    "schedule too large for 32-bit node numbers");
-    for (const Action& a : worker.actions) indexed += fits(layout_, worker.id, a) ? 1 : 0;
   }
   offsets_.push_back(static_cast<std::int32_t>(total));
 
-  const bool usable =
-      layout_.dp >= 1 && layout_.pp >= 1 && layout_.microbatches >= 1 && layout_.interleave >= 1;
-  virtual_stages_ = usable ? std::int64_t{layout_.pp} * layout_.interleave : 0;
-  // Dense while the layout's chunk count stays within a small multiple of the indexed actions.
-  const std::int64_t dense_limit = 2 * indexed + 4096;
+  // Dense while the layout's chunk count stays within a small multiple of the actions.
+  const std::int64_t dense_limit = 2 * total + 4096;
   const std::int64_t chunks =
       usable ? capped_product(capped_product(layout_.dp, virtual_stages_, dense_limit + 1),
                               layout_.microbatches, dense_limit + 1)
@@ -49,10 +51,9 @@ ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
   dense_ = chunks <= dense_limit;
   std::size_t slots = static_cast<std::size_t>(chunks);
   if (!dense_) {
-    keys_.reserve(static_cast<std::size_t>(indexed));
     for (const WorkerSchedule& worker : schedule.workers) {
       for (const Action& a : worker.actions) {
-        if (fits(layout_, worker.id, a)) keys_.push_back({a.owner, a.virtual_stage, a.microbatch});
+        if (indexes(worker.id, a)) keys_.push_back({a.owner, a.virtual_stage, a.microbatch});
       }
     }
     std::sort(keys_.begin(), keys_.end());
@@ -65,8 +66,10 @@ ActionIndex::ActionIndex(const Schedule& schedule) : layout_(schedule.layout) {
     const WorkerSchedule& worker = schedule.workers[w];
     for (std::size_t i = 0; i < worker.actions.size(); ++i) {
       const Action& a = worker.actions[i];
-      if (!fits(layout_, worker.id, a)) continue;
-      const std::size_t at = slot(a.owner, a.virtual_stage, a.microbatch) * kChunkActionCount +
+      if (!indexes(worker.id, a)) continue;  // in range: no slot() checks needed
+      const std::size_t at = (dense_ ? dense_slot(a.owner, a.virtual_stage, a.microbatch)
+                                     : sparse_slot(a.owner, a.virtual_stage, a.microbatch)) *
+                                 kChunkActionCount +
                              kind_index(*chunk_action(a.type));
       if (first_[at] < 0) first_[at] = offsets_[w] + static_cast<std::int32_t>(i);
       ++count_[at];

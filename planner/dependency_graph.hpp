@@ -47,6 +47,14 @@ class ActionIndex {
            layout.stage_of(action.virtual_stage) == id.stage;
   }
 
+  /// fits() for the layout of this index, with its placement looked up.
+  [[nodiscard]] bool indexes(WorkerId id, const Action& action) const noexcept {
+    const auto below = [](std::int32_t x, std::int64_t bound) { return x >= 0 && x < bound; };
+    return chunk_action(action.type) && below(action.virtual_stage, virtual_stages_) &&
+           below(action.owner, layout_.dp) && below(action.microbatch, layout_.microbatches) &&
+           stage_of_[static_cast<std::size_t>(action.virtual_stage)] == id.stage;
+  }
+
   [[nodiscard]] std::int32_t actions() const noexcept { return offsets_.back(); }
   [[nodiscard]] std::int32_t node(std::int32_t worker, std::int32_t index) const noexcept {
     return offsets_[static_cast<std::size_t>(worker)] + index;
@@ -86,20 +94,24 @@ class ActionIndex {
         microbatch < 0 || microbatch >= layout_.microbatches) {
       return kNoSlot;
     }
-    if (dense_) {
-      return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(virtual_stages_) +
-              static_cast<std::size_t>(virtual_stage)) *
-                 static_cast<std::size_t>(layout_.microbatches) +
-             static_cast<std::size_t>(microbatch);
-    }
-    return sparse_slot(owner, virtual_stage, microbatch);
+    return dense_ ? dense_slot(owner, virtual_stage, microbatch)
+                  : sparse_slot(owner, virtual_stage, microbatch);
+  }
+  /// The slot of a chunk in range, when slots are dense.
+  [[nodiscard]] std::size_t dense_slot(std::int32_t owner, std::int32_t virtual_stage,
+                                       std::int32_t microbatch) const noexcept {
+    return (static_cast<std::size_t>(owner) * static_cast<std::size_t>(virtual_stages_) +
+            static_cast<std::size_t>(virtual_stage)) *
+               static_cast<std::size_t>(layout_.microbatches) +
+           static_cast<std::size_t>(microbatch);
   }
   [[nodiscard]] std::size_t sparse_slot(std::int32_t owner, std::int32_t virtual_stage,
                                         std::int32_t microbatch) const noexcept;
 
   Layout layout_;
-  std::int64_t virtual_stages_ = 0;
-  std::vector<std::int32_t> offsets_;  // first node of each worker, then the total
+  std::int64_t virtual_stages_ = 0;     // 0 when the layout has an empty dimension
+  std::vector<std::int32_t> stage_of_;  // per virtual stage: Layout::stage_of
+  std::vector<std::int32_t> offsets_;   // first node of each worker, then the total
   // Slots are dense over the layout's chunks when the schedule comes near to covering them, else
   // the sorted distinct chunks present (a file may declare a huge layout and hold few actions).
   bool dense_ = true;

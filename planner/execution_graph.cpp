@@ -57,12 +57,18 @@ std::vector<Action> implied_actions(const WorkerSchedule& worker) {
 
 ExecutionGraph::ExecutionGraph(const Schedule& schedule, const CostModel& model,
                                const GraphOptions& options, const std::string& source) {
-  build(schedule, ModelDurations{model}, options, source);
+  build(schedule, ActionIndex(schedule), ModelDurations{model}, options, source);
+}
+
+ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionIndex& index,
+                               const CostModel& model, const GraphOptions& options,
+                               const std::string& source) {
+  build(schedule, index, ModelDurations{model}, options, source);
 }
 
 ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
                                const GraphOptions& options, const std::string& source) {
-  build(schedule, FunctionDurations{duration}, options, source);
+  build(schedule, ActionIndex(schedule), FunctionDurations{duration}, options, source);
 }
 
 const Action& ExecutionGraph::action(std::int32_t worker, std::int32_t index) const noexcept {
@@ -121,15 +127,15 @@ struct ListNode {
 }  // namespace
 
 template <typename Durations>
-void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
-                           const GraphOptions& options, const std::string& source) {
+void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
+                           const Durations& durations, const GraphOptions& options,
+                           const std::string& source) {
   schedule_ = &schedule;
   source_ = source;
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.pp * layout.interleave - 1;
   const bool runtime = options.network == Network::kRuntime;
   const bool lowered = schedule.is_lowered();
-  const ActionIndex index(schedule);
   const std::int32_t actions = index.actions();
   const auto workers = static_cast<std::int32_t>(schedule.workers.size());
 
@@ -234,7 +240,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
           continue;
         }
         const bool twice =
-            ActionIndex::fits(layout, ws.id, a) &&
+            index.indexes(ws.id, a) &&
             index.count(*chunk_action(a.type), a.owner, a.virtual_stage, a.microbatch) > 1;
         throw InputError(source,
                          where(ws, a) + (twice ? " is listed twice" : ": no SEND delivers it"));
@@ -336,7 +342,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
       return;
     }
     after_compute(out, l);
-    if (is_compute(a.type) && ActionIndex::fits(layout, id, a)) {
+    if (is_compute(a.type) && index.indexes(id, a)) {
       for (const DataInput& input : data_inputs(a.type, a.virtual_stage, last)) {
         const std::int32_t made =
             input.producer == Producer::kForward
@@ -512,14 +518,28 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
     return true;
   };
   ListPreds preds;
-  // Numbers list node `p` if it can be; else returns the node to wait on.
-  const auto try_list = [&](std::int32_t p) -> std::int32_t {
-    rules(p, preds);
-    for (const Pred& pred : preds.view()) {
-      if (pred.distance != 0 || number[static_cast<std::size_t>(pred.from)] >= 0) continue;
-      if (pred.from < list_nodes || !try_other(try_other, pred.from)) return pred.from;
+  // Per stream, the edges of the node it stopped at and the first of them it waits for (-1: it
+  // stopped at no node), so it goes on from there: the rules are read once per node.
+  std::vector<ListPreds> stopped_preds(cursor.size());
+  std::vector<std::int32_t> stopped_at(cursor.size(), -1);
+  // Numbers list node `p`, the head of stream `s`, if it can be; else returns the node to wait on.
+  const auto try_list = [&](std::size_t s, std::int32_t p) -> std::int32_t {
+    ListPreds& own = stopped_preds[s];
+    std::int32_t k = stopped_at[s];
+    if (k < 0) {
+      rules(p, own);
+      k = 0;
     }
-    emit_list(p, preds);
+    for (; k < own.size; ++k) {
+      const Pred& pred = own.at[static_cast<std::size_t>(k)];
+      if (pred.distance != 0 || number[static_cast<std::size_t>(pred.from)] >= 0) continue;
+      if (pred.from < list_nodes || !try_other(try_other, pred.from)) {
+        stopped_at[s] = k;
+        return pred.from;
+      }
+    }
+    stopped_at[s] = -1;
+    emit_list(p, own);
     wake(p);
     return -1;
   };
@@ -534,7 +554,7 @@ void ExecutionGraph::build(const Schedule& schedule, const Durations& durations,
       const auto s = static_cast<std::size_t>(ready.back());
       ready.pop_back();
       for (; cursor[s] < stream_end[s]; ++cursor[s]) {
-        const std::int32_t blocker = try_list(stream_node[static_cast<std::size_t>(cursor[s])]);
+        const std::int32_t blocker = try_list(s, stream_node[static_cast<std::size_t>(cursor[s])]);
         if (blocker >= 0) {
           wait_on(blocker, static_cast<std::int32_t>(s));
           break;

@@ -43,6 +43,8 @@
 
 namespace recycle::planner {
 
+class ActionIndex;
+
 enum class Network : std::uint8_t { kDirect, kRuntime };
 
 struct GraphOptions {
@@ -81,6 +83,9 @@ class ExecutionGraph {
   /// from `schedule`, which must outlive it.
   ExecutionGraph(const Schedule& schedule, const CostModel& model, const GraphOptions& options,
                  const std::string& source = "schedule");
+  /// The same, reusing an ActionIndex of `schedule` that the caller has built.
+  ExecutionGraph(const Schedule& schedule, const ActionIndex& index, const CostModel& model,
+                 const GraphOptions& options, const std::string& source = "schedule");
   /// Action durations from `duration`; transfers and all-reduces take no time.
   ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
                  const GraphOptions& options, const std::string& source = "schedule");
@@ -214,8 +219,8 @@ class ExecutionGraph {
   static constexpr std::uint32_t kFromMask = 0x7fff'ffffU;
 
   template <typename Durations>
-  void build(const Schedule& schedule, const Durations& durations, const GraphOptions& options,
-             const std::string& source);
+  void build(const Schedule& schedule, const ActionIndex& index, const Durations& durations,
+             const GraphOptions& options, const std::string& source);
   /// Throws InputError naming the source when a sweep reached kMaxClock (core/units.hpp): every
   /// node is an ancestor of some worker's last node, so checking those finds it.
   void check_clock(std::span<const Nanos> end) const;

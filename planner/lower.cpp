@@ -47,16 +47,26 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
   // and each RECV goes right before its reader.
   GraphOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
-  const ExecutionGraph graph(schedule, model, options);
+  const ExecutionGraph graph(schedule, index, model, options);
   const bool timed = graph.ordered();
-  std::vector<Key> key(static_cast<std::size_t>(graph.nodes()), Key{0, 0});
+  // Per worker, in list order (index.node(w, i)), so the searches below read one short run.
+  std::vector<Key> key(static_cast<std::size_t>(index.actions()), Key{0, 0});
   if (timed) {  // the graph numbers its nodes in a topological order
-    std::vector<Nanos> start(key.size()), end(key.size());
+    const auto nodes = static_cast<std::size_t>(graph.nodes());
+    std::vector<Nanos> start(nodes), end(nodes);
     graph.sweep({}, start, end);
-    for (std::size_t n = 0; n < key.size(); ++n) key[n] = {end[n], static_cast<std::int32_t>(n)};
+    for (std::int32_t w = 0; w < static_cast<std::int32_t>(schedule.workers.size()); ++w) {
+      const auto n =
+          static_cast<std::int32_t>(schedule.workers[static_cast<std::size_t>(w)].actions.size());
+      for (std::int32_t i = 0; i < n; ++i) {
+        const std::int32_t node = graph.node(w, i);
+        key[static_cast<std::size_t>(index.node(w, i))] = {end[static_cast<std::size_t>(node)],
+                                                           node};
+      }
+    }
   }
   const auto key_of = [&](std::int32_t w, std::int32_t i) {
-    return key[static_cast<std::size_t>(graph.node(w, i))];
+    return key[static_cast<std::size_t>(index.node(w, i))];
   };
   // How many of worker r's computes come before data made at `k`: those that end earlier, and
   // those that end at that very moment unless they take no time and come later in the causal order
@@ -110,7 +120,8 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
               : index.first_backward(a.owner, recv.virtual_stage, a.microbatch);
       auto recv_at =
           static_cast<std::int32_t>(schedule.workers[static_cast<std::size_t>(r)].actions.size());
-      if (reads >= 0 && index.ref(reads).worker == r) recv_at = index.ref(reads).index;
+      const std::int32_t at = reads - index.node(r, 0);  // reads on worker r: its list position
+      if (reads >= 0 && at >= 0 && at < recv_at) recv_at = at;
       if (timed) recv_at = std::min(recv_at, before(r, made));
       const Key order = timed ? made : Key{0, untimed++};
       slots[w].push_back({self + 1, order, *send});
@@ -118,18 +129,34 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
     }
   }
   Schedule out = schedule;
+  std::vector<std::int32_t> bucket;  // per list position: where its slots start in `order`
+  std::vector<const Slot*> order;
   for (std::size_t w = 0; w < out.workers.size(); ++w) {
     WorkerSchedule& worker = out.workers[w];
-    std::vector<Slot>& mine = slots[w];
-    std::stable_sort(mine.begin(), mine.end(), [](const Slot& x, const Slot& y) {
-      return std::tie(x.before, x.key) < std::tie(y.before, y.key);
-    });
+    const std::vector<Slot>& mine = slots[w];
+    // By (before, key): bucketed by position, then by key within a position (keys differ within a
+    // worker: a producer's rank, or the running count).
+    bucket.assign(worker.actions.size() + 2, 0);
+    for (const Slot& slot : mine) ++bucket[static_cast<std::size_t>(slot.before) + 1];
+    for (std::size_t i = 1; i < bucket.size(); ++i) bucket[i] += bucket[i - 1];
+    order.resize(mine.size());
+    for (const Slot& slot : mine)
+      order[static_cast<std::size_t>(bucket[static_cast<std::size_t>(slot.before)]++)] = &slot;
+    for (std::size_t i = 1; i < order.size(); ++i) {
+      const Slot* slot = order[i];
+      std::size_t j = i;
+      for (; j > 0 &&
+             std::tie(slot->before, slot->key) < std::tie(order[j - 1]->before, order[j - 1]->key);
+           --j)
+        order[j] = order[j - 1];
+      order[j] = slot;
+    }
     std::vector<Action> lowered;
     lowered.reserve(worker.actions.size() + mine.size() + 2);
     std::size_t next = 0;
     for (std::size_t i = 0; i <= worker.actions.size(); ++i) {
-      while (next < mine.size() && mine[next].before <= static_cast<std::int32_t>(i)) {
-        lowered.push_back(mine[next++].action);
+      while (next < order.size() && order[next]->before <= static_cast<std::int32_t>(i)) {
+        lowered.push_back(order[next++]->action);
       }
       if (i < worker.actions.size()) lowered.push_back(worker.actions[i]);
     }

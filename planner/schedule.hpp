@@ -42,6 +42,7 @@ struct Layout {
   [[nodiscard]] std::int32_t virtual_stages() const noexcept { return pp * interleave; }
   /// The physical stage that runs `virtual_stage`: the one definition of the placement.
   [[nodiscard]] std::int32_t stage_of(std::int32_t virtual_stage) const noexcept {
+    if (virtual_stage >= 0 && virtual_stage < pp) return virtual_stage;  // chunk 0: no division
     const std::int32_t offset = virtual_stage % pp;
     return reversed(chunk_of(virtual_stage)) ? pp - 1 - offset : offset;
   }

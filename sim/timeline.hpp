@@ -70,7 +70,8 @@ struct Timeline {
   }
   [[nodiscard]] std::size_t index(std::size_t w, std::int32_t iteration,
                                   std::size_t action) const noexcept {
-    return first_record[w] + static_cast<std::size_t>(iteration) * list_size(w) + action;
+    const std::size_t first = first_record[w] + action;  // iteration 0 needs no division
+    return iteration == 0 ? first : first + static_cast<std::size_t>(iteration) * list_size(w);
   }
   [[nodiscard]] const ActionRecord& at(std::size_t w, std::int32_t iteration,
                                        std::size_t action) const noexcept {

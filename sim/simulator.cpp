@@ -94,7 +94,7 @@ class Recorder {
                          static_cast<std::size_t>(iterations_));
     t.iteration_ends.assign(static_cast<std::size_t>(iterations_), 0);
     const auto n = static_cast<std::size_t>(graph_.nodes());
-    std::vector<Nanos> previous(n), start(n), end(n);
+    std::vector<Nanos> previous, start(n), end(n);  // previous: from the second iteration on
     std::vector<std::int32_t> cause(n);
     const std::vector<std::int32_t> last = graph_.last_nodes();
     for (std::int32_t it = 0; it < iterations_; ++it) {
@@ -136,7 +136,10 @@ class Recorder {
       Nanos& iteration_end = t.iteration_ends[static_cast<std::size_t>(it)];
       for (const std::int32_t node : last)
         iteration_end = std::max(iteration_end, end[static_cast<std::size_t>(node)]);
-      std::swap(previous, end);
+      if (it + 1 < iterations_) {
+        std::swap(previous, end);
+        end.resize(n);
+      }
     }
     t.events = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(iterations_);
     return t;

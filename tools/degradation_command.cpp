@@ -18,6 +18,7 @@
 #include "sim/simulator.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/whole_range.hpp"
 
 namespace recycle::tools {
 
@@ -168,13 +169,13 @@ Command add_degradation_command(CLI::App& app) {
                                      "re-route and the fault-free bound");
   o->layout.add_to(*sub);
   sub->add_option("--stage", o->stage, "Stage of the one-stage failure pattern (default pp / 2)")
-      ->check(CLI::Range(0, planner::kMaxPp - 1));
+      ->check(whole_range(0, planner::kMaxPp - 1));
   sub->add_option("--memory-limit", o->memory_limit,
                   "Most micro-batches of activations a ReCycle worker may hold (default pp)")
-      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+      ->check(whole_range(1, planner::kMaxMicrobatches));
   sub->add_option("--max-failures", o->max_failures,
                   "Rows up to K failed workers (default dp - 1, every row)")
-      ->check(CLI::Range(0, planner::kMaxDp - 1));
+      ->check(whole_range(0, planner::kMaxDp - 1));
   sub->add_flag("--json", o->json, "Print JSON instead of a table");
   add_output(*sub, "-o,--output", o->output, "Write to FILE instead of stdout");
   sub->footer(examples({

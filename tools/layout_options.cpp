@@ -1,4 +1,5 @@
 #include "tools/layout_options.hpp"
+#include "tools/whole_range.hpp"
 
 #include <fmt/format.h>
 
@@ -10,14 +11,14 @@
 namespace recycle::tools {
 
 void LayoutOptions::add_layout_to(CLI::App& app) {
-  app.add_option("--pp", pp, "Pipeline stages")->check(CLI::Range(1, planner::kMaxPp));
+  app.add_option("--pp", pp, "Pipeline stages")->check(whole_range(1, planner::kMaxPp));
   app.add_option("--microbatches", microbatches, "Micro-batches per pipeline per iteration")
-      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+      ->check(whole_range(1, planner::kMaxMicrobatches));
   app.add_option("--dp", dp, "Data-parallel pipelines (default 1)")
-      ->check(CLI::Range(1, planner::kMaxDp));
+      ->check(whole_range(1, planner::kMaxDp));
   app.add_option("--interleave", interleave,
                  "Model chunks per worker, for the interleaved schedule (default 1)")
-      ->check(CLI::Range(1, planner::kMaxInterleave));
+      ->check(whole_range(1, planner::kMaxInterleave));
 }
 
 void LayoutOptions::add_to(CLI::App& app) {

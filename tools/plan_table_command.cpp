@@ -10,6 +10,7 @@
 #include "planner/plan_table_io.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/whole_range.hpp"
 
 namespace recycle::tools {
 
@@ -54,10 +55,10 @@ Command add_plan_table_command(CLI::App& app) {
   o->layout.add_to(*sub);
   sub->add_option("--max-failures", o->max_failures,
                   "Plan every failure set of up to K failed workers (default 1)")
-      ->check(CLI::Range(0, 64));
+      ->check(whole_range(0, 64));
   sub->add_option("--memory-limit", o->memory_limit,
                   "Most micro-batches of activations a worker may hold at once")
-      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+      ->check(whole_range(1, planner::kMaxMicrobatches));
   sub->add_flag("--no-stagger", o->no_stagger,
                 "Plan for the global optimizer barrier instead of the staggered optimizer");
   add_output(*sub, "-o,--output", o->output, "The plan table file to write (JSON)");

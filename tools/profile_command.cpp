@@ -19,6 +19,7 @@
 #include "tools/backends.hpp"
 #include "tools/command.hpp"
 #include "tools/job_measure.hpp"
+#include "tools/whole_range.hpp"
 #include "tools/workload_options.hpp"
 
 namespace recycle::tools {
@@ -96,11 +97,11 @@ Command add_profile_command(CLI::App& app) {
       "machine and write it as a recycle.profile/1");
   measure->add_option("--backend", o->backend, "cpu (default), or cuda: the layers timed on GPU 0");
   measure->add_option("--pp", o->pp, "Stages to write (every one the same; default 1)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_range(1, 1024));
   measure
       ->add_option("--dp", o->dp,
                    "Replicas of each stage whose gradient all-reduce is timed (default 2)")
-      ->check(CLI::Range(2, 1024));
+      ->check(whole_range(2, 1024));
   add_shape_options(*measure, o->shape);
   add_repetitions_option(*measure, o->repetitions);
   add_output(*measure, "-o,--output", o->output, "Write the profile to FILE instead of stdout");

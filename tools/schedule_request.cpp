@@ -12,6 +12,7 @@
 #include "planner/recycle_planner.hpp"
 #include "planner/validator.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/whole_range.hpp"
 
 namespace recycle::tools {
 
@@ -119,7 +120,7 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
       "Failed workers DP:STAGE[,DP:STAGE...]: recycle plans around them; 1f1b re-routes naively");
   app.add_option("--memory-limit", memory_limit,
                  "Most micro-batches of activations a worker may hold at once")
-      ->check(CLI::Range(1, planner::kMaxMicrobatches));
+      ->check(whole_range(1, planner::kMaxMicrobatches));
   app.add_flag("--staggered-optimizer", staggered,
                "Each stage steps its optimizer when its own gradients are ready (no global "
                "barrier); generated schedules are planned for it");

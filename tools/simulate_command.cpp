@@ -18,6 +18,7 @@
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
+#include "tools/whole_range.hpp"
 
 namespace recycle::tools {
 
@@ -143,10 +144,10 @@ Command add_simulate_command(CLI::App& app) {
                            "--fail", "--no-stagger", "--plan-table", "--exact", "--time-limit"})
     file->excludes(sub->get_option(flag));
   sub->add_option("--iterations", o->iterations, "Consecutive iterations to simulate (default 4)")
-      ->check(CLI::Range(1, kMaxIterations));
+      ->check(whole_range(1, kMaxIterations));
   sub->add_option("--microbatch-size", o->microbatch_size,
                   "Samples per micro-batch (default 1; a --job gives its own)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40))
+      ->check(whole_range(1, std::int64_t{1} << 40))
       ->excludes(sub->get_option("--job"));
   o->layout.add_network_to(*sub);
   sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
@@ -156,7 +157,7 @@ Command add_simulate_command(CLI::App& app) {
   add_output(*sub, "--svg", o->svg, "Write the timeline as an SVG Gantt chart");
   sub->add_option("--trace-iteration", o->trace_iteration,
                   "Draw only iteration N (1-based) in --chrome-trace and --svg; default all")
-      ->check(CLI::Range(1, kMaxIterations));
+      ->check(whole_range(1, kMaxIterations));
   sub->footer(examples({
       "recycle simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1",
       "recycle simulate --schedule zb-h1 --pp 4 --microbatches 8 --profile profile.json --json",

@@ -13,6 +13,7 @@
 #include "sim/study.hpp"
 #include "tools/command.hpp"
 #include "tools/trace_source.hpp"
+#include "tools/whole_range.hpp"
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
 #include "traces/presets.hpp"
@@ -109,7 +110,7 @@ Command add_study_command(CLI::App& app) {
   sub->add_option("--shard", a->shard, "Run every N-th point from I: I/N (default 0/1)");
   sub->add_option("--threads", a->threads,
                   "Threads (default: every core this process may use, its CPU affinity)")
-      ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
+      ->check(whole_range(1, 4096));
   add_output(*sub, "-o,--output", a->output, "Write the CSV to FILE instead of stdout");
   sub->footer(examples({
       "recycle study --job job.json --sweep cluster.spares=0,2,4,8 --trace-preset llama3-like "

@@ -27,6 +27,7 @@
 #include "tools/layout_options.hpp"
 #include "tools/schedule_request.hpp"
 #include "tools/trace_source.hpp"
+#include "tools/whole_range.hpp"
 #include "tools/workload_options.hpp"
 
 namespace recycle::tools {
@@ -514,7 +515,7 @@ Command add_validate_command(CLI::App& app) {
   add_shape_options(*sub, o->run.shape);
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")
-      ->check(CLI::Range(2, 100000));
+      ->check(whole_range(2, 100000));
   sub->add_option("--seed", o->seed, "Seed of the weights and the synthetic data (default 1)");
   add_repetitions_option(*sub, o->repetitions);
   sub->add_flag("--check-equivalence", o->equivalence,
@@ -528,10 +529,10 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("--heartbeat-ms", o->heartbeat_ms,
                   "Heartbeat period; a worker silent for --missed-beats periods has failed "
                   "(default 10)")
-      ->check(CLI::Range(1, 10000));
+      ->check(whole_range(1, 10000));
   sub->add_option("--missed-beats", o->run.heartbeat.missed,
                   "Heartbeats missed in a row before a worker counts as failed (default 5)")
-      ->check(CLI::Range(1, 1000));
+      ->check(whole_range(1, 1000));
   add_output(*sub, "--chrome-trace", o->chrome_trace,
              "Write the measured timeline as a Chrome trace, in the format of recycle "
              "simulate --chrome-trace (open both in ui.perfetto.dev)");

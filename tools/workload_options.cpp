@@ -1,4 +1,5 @@
 #include "tools/workload_options.hpp"
+#include "tools/whole_range.hpp"
 
 #include <string>
 
@@ -6,11 +7,11 @@ namespace recycle::tools {
 
 void add_shape_options(CLI::App& app, executor::StageShape& shape) {
   app.add_option("--width", shape.width, "Features per layer (default 256)")
-      ->check(CLI::Range(1, 16384));
+      ->check(whole_range(1, 16384));
   app.add_option("--layers-per-stage", shape.layers, "Layers per stage (default 2)")
-      ->check(CLI::Range(1, 1024));
+      ->check(whole_range(1, 1024));
   app.add_option("--microbatch-size", shape.microbatch_size, "Samples per micro-batch (default 32)")
-      ->check(CLI::Range(1, 65536));
+      ->check(whole_range(1, 65536));
   app.add_option_function<std::string>(
          "--block",
          [&shape](const std::string& block) {
@@ -24,14 +25,14 @@ void add_shape_options(CLI::App& app, executor::StageShape& shape) {
       ->check(CLI::IsMember({"dense", "transformer", "llama"}));
   auto* sequence =
       app.add_option("--sequence", shape.sequence, "Transformer: tokens per sample (default 32)")
-          ->check(CLI::Range(1, 65536));
+          ->check(whole_range(1, 65536));
   auto* heads = app.add_option("--heads", shape.heads,
                                "Transformer: attention heads, dividing --width (default 4)")
-                    ->check(CLI::Range(1, 16384));
+                    ->check(whole_range(1, 16384));
   auto* kv_heads = app.add_option("--kv-heads", shape.kv_heads,
                                   "Transformer: key/value heads (grouped-query attention), "
                                   "dividing --heads (default: --heads)")
-                       ->check(CLI::Range(1, 16384));
+                       ->check(whole_range(1, 16384));
   // A transformer flag given for dense layers would be silently ignored: refused instead.
   app.final_callback([&shape, sequence, heads, kv_heads] {
     if (shape.block != executor::Block::kDense) return;
@@ -48,7 +49,7 @@ void add_repetitions_option(CLI::App& app, std::int32_t& repetitions) {
   app.add_option("--repetitions", repetitions,
                  "Timed runs of each operation for the measured costs; the median is kept "
                  "(default 20)")
-      ->check(CLI::Range(1, 100000));
+      ->check(whole_range(1, 100000));
 }
 
 }  // namespace recycle::tools

@@ -137,7 +137,7 @@ cli_test("study --seeds with --trace" 2 "^error: --trace excludes --seeds ## $"
   study --job ${HJ} --trace ${HT} --seeds 3)
 cli_test("study --from with --trace-preset" 2 "^error: --from excludes --trace-preset ## $"
   study --job ${HJ} --trace-preset llama3-like --from bamboo)
-cli_test("study --threads -1" 2 "^error: --threads: Value -1 not in range 1 to 4096 ## $"
+cli_test("study --threads -1" 2 "^error: --threads: expected a whole number from 1 to 4096, got '-1' ## $"
   study --job ${HJ} --trace ${HT} --threads -1)
 cli_test("study sweeps a key twice" 2
   "^error: --sweep: 'checkpoint[.]interval_s' is swept twice. give its values once ## $"
@@ -175,3 +175,13 @@ cli_test("study --seed with --map wrap" 2
 cli_shell_test("replay refuses more than 2^24 checkpoints" 0
   "^rc=2 ## error: [^ ]*hio_ckpt[.]json: checkpoint[.]interval_s: 1e-09 s [(]and 0 s per write[)] over 0[.]115741 days replayed is more than 2.24 checkpoints"
   "sed -e 's/\"interval_s\": 600/\"interval_s\": 1e-9/' -e 's/\"write_s\": [0-9.]*/\"write_s\": 0/' ${HJ} > ${OUT}/hio_ckpt.json; ${P} replay --job ${OUT}/hio_ckpt.json --trace ${HT} 2>${OUT}/hio_ckpt.err; echo rc=$?; cat ${OUT}/hio_ckpt.err")
+# Whole-number flags take plain decimal numbers (tools/whole_range.hpp): a space, a fraction, an
+# exponent, hex or a plus sign is refused as not a whole number, not read as another value.
+cli_test("--pp with a trailing space" 2 "^error: --pp: expected a whole number from 1 to 1024, got '2 ' ## $"
+  plan --schedule 1f1b --pp "2 " --microbatches 4)
+cli_test("--pp 0x2 is not read as 2" 2 "^error: --pp: expected a whole number from 1 to 1024, got '0x2' ## $"
+  plan --schedule 1f1b --pp 0x2 --microbatches 4)
+cli_test("--microbatches 2.0" 2 "^error: --microbatches: expected a whole number from 1 to 65536, got '2[.]0' ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 2.0)
+cli_test("--iterations past int64" 2 "^error: --iterations: expected a whole number from 1 to [0-9]+, got '99999999999999999999' ## $"
+  simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --iterations 99999999999999999999)

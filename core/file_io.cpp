@@ -1,11 +1,14 @@
 #include "core/file_io.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <system_error>
@@ -15,6 +18,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 
 #include <spdlog/spdlog.h>
 
@@ -68,6 +72,76 @@ std::string read_text_file(const std::string& path, std::size_t max_bytes) {
 
 namespace {
 
+/// The temporary files of the open transaction, for the handler of the signals that end the
+/// process (SIGINT, SIGTERM, SIGHUP) to remove before it dies: each slot holds a name or null.
+/// Slots are claimed by compare-exchange, so that any thread may list a file, and are read by the
+/// handler on whichever thread the signal reaches; every access is sequentially consistent (see
+/// ListedTmp::unlist).
+constexpr std::size_t kTmpSlots = 64;
+std::array<std::atomic<const char*>, kTmpSlots> g_tmp_files{};
+/// Handlers started: never decremented, as each ends the process.
+std::atomic<int> g_handlers_started{0};
+static_assert(std::atomic<const char*>::is_always_lock_free &&
+                  std::atomic<int>::is_always_lock_free,
+              "the signal handler may only touch lock-free atomics");
+
+constexpr std::array<int, 3> kEndingSignals{SIGINT, SIGTERM, SIGHUP};
+
+/// Removes the listed temporary files, then dies by `sig` (the default action, once the handler
+/// returns: an exit status of 128 + sig to a shell). Only async-signal-safe calls.
+void remove_tmp_files_and_die(int sig) {
+  g_handlers_started.fetch_add(1);
+  for (const std::atomic<const char*>& slot : g_tmp_files) {
+    if (const char* name = slot.load(); name != nullptr) ::unlink(name);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+/// A temporary file's name in g_tmp_files, from before the file is created until after it was
+/// renamed or removed (the destructor). The name is on the heap, where moving does not move it.
+class ListedTmp {
+ public:
+  ListedTmp() = default;
+  explicit ListedTmp(const std::string& tmp) : name_(std::make_unique<std::string>(tmp)) {
+    for (slot_ = 0; slot_ < kTmpSlots; ++slot_) {
+      const char* empty = nullptr;
+      if (g_tmp_files[slot_].compare_exchange_strong(empty, name_->c_str())) return;
+    }
+    RECYCLE_ASSERT(false, "at most 64 temporary files at once");
+  }
+  ListedTmp(ListedTmp&& other) noexcept : name_(std::move(other.name_)), slot_(other.slot_) {}
+  ListedTmp& operator=(ListedTmp&& other) noexcept {
+    if (this != &other) {
+      unlist();
+      name_ = std::move(other.name_);
+      slot_ = other.slot_;
+    }
+    return *this;
+  }
+  ListedTmp(const ListedTmp&) = delete;
+  ListedTmp& operator=(const ListedTmp&) = delete;
+  ~ListedTmp() { unlist(); }
+
+ private:
+  /// Empties the slot, then frees the name unless a handler has started: one that read the name
+  /// before the slot was emptied may still be removing the file (the handler counts itself before
+  /// it reads a slot, and this empties the slot before it reads the count, so one of the two sees
+  /// the other). The process is then ending, and the name is left to it.
+  void unlist() noexcept {
+    if (!name_) return;
+    g_tmp_files[slot_].store(nullptr);
+    if (g_handlers_started.load() != 0) {
+      (void)name_.release();
+      return;
+    }
+    name_.reset();
+  }
+
+  std::unique_ptr<std::string> name_;
+  std::size_t slot_ = 0;
+};
+
 /// A file written but not yet in place: `tmp` holds it complete (for a regular target), or
 /// `content` does (for a device, FIFO or socket, written through at the end).
 struct Staged {
@@ -75,6 +149,7 @@ struct Staged {
   std::string target;  ///< the file replaced: `path`, or what its symbolic link names
   std::string tmp;     ///< empty for a special file
   std::string content;
+  ListedTmp listed{};  ///< `tmp`, inside a transaction
 };
 
 /// A file the command reads or writes, as the system names it (weakly_canonical: one name for
@@ -94,8 +169,34 @@ struct Transaction {
   /// output could not be spooled (it is then written through).
   std::FILE* spool = nullptr;
   int stdout_fd = -1;
+  /// The dispositions of kEndingSignals found when the transaction opened, where it replaced them.
+  std::array<struct sigaction, kEndingSignals.size()> previous{};
+  std::array<bool, kEndingSignals.size()> caught{};
 };
 Transaction* current = nullptr;
+
+/// Points the signals that end the process at remove_tmp_files_and_die, but one it ignores (as
+/// under nohup): that one would not have ended it.
+void catch_ending_signals(Transaction& t) {
+  struct sigaction action {};
+  action.sa_handler = remove_tmp_files_and_die;
+  sigemptyset(&action.sa_mask);
+  for (const int sig : kEndingSignals) sigaddset(&action.sa_mask, sig);
+  for (std::size_t i = 0; i < kEndingSignals.size(); ++i) {
+    struct sigaction found {};
+    if (::sigaction(kEndingSignals[i], nullptr, &found) != 0) continue;
+    if ((found.sa_flags & SA_SIGINFO) == 0 && found.sa_handler == SIG_IGN) continue;
+    t.caught[i] = ::sigaction(kEndingSignals[i], &action, &t.previous[i]) == 0;
+  }
+}
+
+/// Gives the signals back the dispositions catch_ending_signals found.
+void release_ending_signals(Transaction& t) {
+  for (std::size_t i = 0; i < kEndingSignals.size(); ++i) {
+    if (t.caught[i]) ::sigaction(kEndingSignals[i], &t.previous[i], nullptr);
+    t.caught[i] = false;
+  }
+}
 
 /// Whether `path` is the spool standard output points at while a transaction holds it
 /// (/dev/stdout, /dev/fd/1): such a path is standard output, written in program order like "-".
@@ -198,7 +299,8 @@ Staged stage(const std::string& path, const std::string& content) {
     const std::filesystem::path resolved = std::filesystem::weakly_canonical(path, ec);
     if (!ec) target = resolved.string();
   }
-  Staged s{path, target, target + ".tmp-recycle", {}};
+  Staged s{path, target, target + ".tmp-recycle", {}, {}};
+  if (current != nullptr) s.listed = ListedTmp(s.tmp);
   std::ofstream out(s.tmp, std::ios::binary | std::ios::trunc);
   if (!out) throw InputError(path, "cannot open for writing");
   out << content;
@@ -232,7 +334,7 @@ void write_text_file(const std::string& path, const std::string& content) {
   // over it would replace it.
   if (is_special(path)) {
     if (!current) return write_through(path, content);
-    current->staged.push_back({path, path, "", content});
+    current->staged.push_back({path, path, "", content, {}});
     return;
   }
   // An output flag naming an input is refused when checked (check_writable) or when the input is
@@ -257,6 +359,7 @@ void write_text_file(const std::string& path, const std::string& content) {
 OutputTransaction::OutputTransaction(Stdout stdout_mode) {
   RECYCLE_ASSERT(current == nullptr, "one output transaction at a time");
   current = new Transaction;
+  catch_ending_signals(*current);
   if (stdout_mode == Stdout::kHold) start_spool(*current);
 }
 
@@ -265,7 +368,8 @@ OutputTransaction::~OutputTransaction() {
   for (const Staged& s : current->staged) {
     if (!s.tmp.empty()) std::remove(s.tmp.c_str());
   }
-  delete current;
+  release_ending_signals(*current);
+  delete current;  // unlists the temporary files, removed above
   current = nullptr;
 }
 

@@ -31,7 +31,10 @@ void write_text_file(const std::string& path, const std::string& content);
 /// with Stdout::kHold what the command prints to standard output (printf, std::cout, "-",
 /// /dev/stdout) is spooled to an unnamed temporary file; commit() puts them all in place, and a
 /// transaction ended without commit() (the command failed) removes them and prints nothing, so no
-/// earlier output of a failed run is left behind: its one line is the error. One at a time.
+/// earlier output of a failed run is left behind: its one line is the error. While it is alive,
+/// SIGINT, SIGTERM and SIGHUP (but one the process ignores) remove the staged files, then end the
+/// process by the same signal; the destructor gives them back their earlier dispositions. One at a
+/// time.
 class OutputTransaction {
  public:
   /// Whether standard output is held until commit() (the program's commands) or written as the

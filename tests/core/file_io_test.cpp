@@ -1,6 +1,9 @@
 #include <doctest/doctest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 #include <iterator>
 #include <thread>
 
@@ -103,4 +106,89 @@ TEST_CASE("an output transaction puts its files in place on commit, and none if 
   }
   CHECK(recycle::read_text_file(a) == "again\n");
   fs::remove_all(dir);
+}
+
+namespace {
+
+/// In a child process, from the default dispositions a shell gives a command: opens an output
+/// transaction, writes `old` over a.txt (which holds "old\n") and b.txt (new), both staged, then
+/// raises `sig`. Returns the child's wait status; it exits 10 when a file was not staged, 11 when
+/// a write threw and 12 when the signal did not end it.
+int staged_then_signalled(const fs::path& dir, int sig) {
+  const std::string a = (dir / "a.txt").string();
+  const std::string b = (dir / "b.txt").string();
+  const pid_t child = ::fork();
+  if (child == 0) {
+    for (const int s : {SIGINT, SIGTERM, SIGHUP}) ::signal(s, SIG_DFL);
+    try {
+      recycle::OutputTransaction outputs;
+      recycle::write_text_file(a, "new\n");
+      recycle::write_text_file(b, "new\n");
+      if (!fs::exists(a + ".tmp-recycle") || !fs::exists(b + ".tmp-recycle")) ::_exit(10);
+      ::raise(sig);
+    } catch (...) {
+      ::_exit(11);
+    }
+    ::_exit(12);
+  }
+  REQUIRE(child > 0);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  return status;
+}
+
+bool same_handler(const struct sigaction& a, const struct sigaction& b) {
+  return a.sa_handler == b.sa_handler;
+}
+
+bool ignored(const struct sigaction& a) {
+  return a.sa_handler == SIG_IGN;
+}
+
+}  // namespace
+
+TEST_CASE("a signal that ends a command removes its staged files and ends it by that signal") {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    CAPTURE(sig);
+    const fs::path dir =
+        fs::temp_directory_path() /
+        ("recycle_signal_" + std::to_string(::getpid()) + "_" + std::to_string(sig));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    recycle::write_text_file((dir / "a.txt").string(), "old\n");
+    const int status = staged_then_signalled(dir, sig);
+    CHECK_MESSAGE(WIFSIGNALED(status), "exit status " << WEXITSTATUS(status));
+    CHECK(WTERMSIG(status) == sig);
+    CHECK_FALSE(fs::exists(dir / "a.txt.tmp-recycle"));
+    CHECK_FALSE(fs::exists(dir / "b.txt.tmp-recycle"));
+    CHECK_FALSE(fs::exists(dir / "b.txt"));
+    CHECK(recycle::read_text_file((dir / "a.txt").string()) == "old\n");
+    CHECK(std::distance(fs::directory_iterator(dir), fs::directory_iterator()) == 1);
+    fs::remove_all(dir);
+  }
+}
+
+TEST_CASE(
+    "an output transaction gives the signals back their dispositions and leaves one ignored") {
+  struct sigaction term_before {};
+  struct sigaction hup_before {};
+  REQUIRE(::sigaction(SIGTERM, nullptr, &term_before) == 0);
+  REQUIRE(::sigaction(SIGHUP, nullptr, &hup_before) == 0);
+  ::signal(SIGHUP, SIG_IGN);  // as under nohup
+  {
+    recycle::OutputTransaction outputs;
+    struct sigaction term {};
+    struct sigaction hup {};
+    REQUIRE(::sigaction(SIGTERM, nullptr, &term) == 0);
+    REQUIRE(::sigaction(SIGHUP, nullptr, &hup) == 0);
+    CHECK_FALSE(same_handler(term, term_before));
+    CHECK(ignored(hup));
+  }
+  struct sigaction term_after {};
+  struct sigaction hup_after {};
+  REQUIRE(::sigaction(SIGTERM, nullptr, &term_after) == 0);
+  REQUIRE(::sigaction(SIGHUP, nullptr, &hup_after) == 0);
+  CHECK(same_handler(term_after, term_before));
+  CHECK(ignored(hup_after));
+  ::sigaction(SIGHUP, &hup_before, nullptr);
 }

@@ -145,6 +145,18 @@ bool ignored(const struct sigaction& a) {
   return a.sa_handler == SIG_IGN;
 }
 
+/// The dispositions of SIGTERM and SIGHUP as they are now.
+struct Dispositions {
+  struct sigaction term {};
+  struct sigaction hup {};
+};
+Dispositions dispositions() {
+  Dispositions d;
+  REQUIRE(::sigaction(SIGTERM, nullptr, &d.term) == 0);
+  REQUIRE(::sigaction(SIGHUP, nullptr, &d.hup) == 0);
+  return d;
+}
+
 }  // namespace
 
 TEST_CASE("a signal that ends a command removes its staged files and ends it by that signal") {
@@ -170,25 +182,16 @@ TEST_CASE("a signal that ends a command removes its staged files and ends it by 
 
 TEST_CASE(
     "an output transaction gives the signals back their dispositions and leaves one ignored") {
-  struct sigaction term_before {};
-  struct sigaction hup_before {};
-  REQUIRE(::sigaction(SIGTERM, nullptr, &term_before) == 0);
-  REQUIRE(::sigaction(SIGHUP, nullptr, &hup_before) == 0);
+  const Dispositions before = dispositions();
   ::signal(SIGHUP, SIG_IGN);  // as under nohup
   {
     recycle::OutputTransaction outputs;
-    struct sigaction term {};
-    struct sigaction hup {};
-    REQUIRE(::sigaction(SIGTERM, nullptr, &term) == 0);
-    REQUIRE(::sigaction(SIGHUP, nullptr, &hup) == 0);
-    CHECK_FALSE(same_handler(term, term_before));
-    CHECK(ignored(hup));
+    const Dispositions during = dispositions();
+    CHECK_FALSE(same_handler(during.term, before.term));
+    CHECK(ignored(during.hup));
   }
-  struct sigaction term_after {};
-  struct sigaction hup_after {};
-  REQUIRE(::sigaction(SIGTERM, nullptr, &term_after) == 0);
-  REQUIRE(::sigaction(SIGHUP, nullptr, &hup_after) == 0);
-  CHECK(same_handler(term_after, term_before));
-  CHECK(ignored(hup_after));
-  ::sigaction(SIGHUP, &hup_before, nullptr);
+  const Dispositions after = dispositions();
+  CHECK(same_handler(after.term, before.term));
+  CHECK(ignored(after.hup));
+  ::sigaction(SIGHUP, &before.hup, nullptr);
 }

@@ -9,6 +9,12 @@ namespace {
 std::string join(const std::string& where, const std::string& problem) {
   return where.empty() ? problem : where + ": " + problem;
 }
+
+void append_escaped(std::string& out, unsigned char byte) {
+  char escaped[5];
+  std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
+  out += escaped;
+}
 }  // namespace
 
 InputError::InputError(std::string where, std::string problem)
@@ -25,11 +31,23 @@ std::string shown(std::string_view text) {
       out += static_cast<char>(byte);
       continue;
     }
-    char escaped[5];
-    std::snprintf(escaped, sizeof escaped, "\\x%02X", byte);
-    out += escaped;
+    append_escaped(out, byte);
   }
   if (text.size() > kMaxShown) out += "...";
+  return out;
+}
+
+std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      append_escaped(out, byte);
+    } else {
+      out += c;
+    }
+  }
   return out;
 }
 

@@ -28,6 +28,10 @@ class InputError : public std::runtime_error {
 /// cut after 40 characters with "...", so the message stays one line whatever the input holds.
 [[nodiscard]] std::string shown(std::string_view text);
 
+/// A message as one line: every control byte (a newline in a file name, say) as \xHH, as shown()
+/// writes it; other bytes, UTF-8 included, as they are. Every `error:` line goes through it.
+[[nodiscard]] std::string one_line(std::string_view text);
+
 [[noreturn]] void assertion_failed(const char* expr, const char* file, int line,
                                    const std::string& why);
 

@@ -22,7 +22,7 @@ std::string examples(std::initializer_list<std::string> lines) {
 namespace {
 
 int print_error(const std::string& message) {
-  std::fprintf(stderr, "error: %s\n", message.c_str());
+  std::fprintf(stderr, "error: %s\n", one_line(message).c_str());
   return kExitBadInput;
 }
 
@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     return print_error("out of memory (the configuration is too large for this machine)");
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "internal error: %s\n", e.what());
+    std::fprintf(stderr, "internal error: %s\n", recycle::one_line(e.what()).c_str());
     return 3;
   }
   return kExitBadInput;

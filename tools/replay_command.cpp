@@ -93,13 +93,9 @@ int run_replay(const ReplayArgs& a) {
   options.policies = chosen;
   options.table = table ? &*table : nullptr;
   if (!a.days.empty()) {
-    const double days = parse_double(a.days, "--days");
     const double trace_days = traces::to_days(trace.duration());
-    if (!(days > 0) || days > trace_days) {
-      throw InputError("--days",
-                       fmt::format("must be > 0 and at most the trace's {:.6g} days, got {}",
-                                   trace_days, a.days));
-    }
+    const double days = traces::read_days(a.days, "--days", trace_days,
+                                          fmt::format("the trace's {:.6g} days", trace_days));
     options.duration = traces::seconds_to_trace_time(days * traces::kSecondsPerDay);
   }
   ProgressBar bar(!a.quiet);

@@ -51,10 +51,7 @@ int run_study(const StudyArgs& a) {
   o.shard = sim::parse_shard(a.shard);
   o.threads = a.threads;
   if (!a.days.empty()) {
-    o.days = parse_double(a.days, "--days");
-    if (!(o.days > 0) || o.days > traces::kMaxDays) {
-      throw InputError("--days", "must be > 0 and at most 11574 days, got " + a.days);
-    }
+    o.days = traces::read_days(a.days, "--days", traces::kMaxDays, traces::max_days_text());
   } else if (a.preset.empty()) {
     o.days = 0;  // the whole trace
   }

@@ -68,7 +68,7 @@ GeneratorOptions generator_options(const GenArgs& a) {
       throw InputError(flag, "required (or start from a --preset)");
   }
   if (!a.nodes.empty()) o.nodes = parse_int(a.nodes, "--nodes");
-  if (!a.days.empty()) o.days = parse_double(a.days, "--days");
+  if (!a.days.empty()) o.days = read_days(a.days, "--days", kMaxDays, max_days_text());
   if (!a.rate.empty()) o.rate = parse_double(a.rate, "--rate");
   if (!a.tbf.empty()) o.tbf = TbfModel::parse(a.tbf, "--tbf");
   if (!a.repair.empty()) o.repair = RepairModel::parse(a.repair, "--repair");
@@ -95,10 +95,7 @@ LoadedTrace load(const ImportArgs& args) {
   options.lenient = args.lenient;
   if (!args.nodes.empty()) options.nodes = node_count(args.nodes, "--nodes");
   if (!args.days.empty()) {
-    const double days = parse_double(args.days, "--days");
-    if (days <= 0 || days > kMaxDays) {
-      throw InputError("--days", "must be > 0 and at most 11574 days, got " + args.days);
-    }
+    const double days = read_days(args.days, "--days", kMaxDays, max_days_text());
     options.duration = seconds_to_trace_time(days * kSecondsPerDay);
   }
   LoadedTrace loaded =

@@ -4,6 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
+#include "traces/native_csv.hpp"
 
 namespace recycle::traces {
 
@@ -83,7 +84,7 @@ CauseMix CauseMix::parse(std::string_view spec, const std::string& where) {
     std::string names;
     for (const std::string_view name : cause_preset_names())
       names += std::string(names.empty() ? "" : ", ") + std::string(name);
-    throw InputError(where, "unknown cause mix '" + std::string(t) + "', expected " + names +
+    throw InputError(where, "unknown cause mix '" + shown(t) + "', expected " + names +
                                 " or NAME:WEIGHT,NAME:WEIGHT,...");
   }
   std::vector<CauseShare> shares;
@@ -92,10 +93,11 @@ CauseMix CauseMix::parse(std::string_view spec, const std::string& where) {
     const std::string_view name =
         trim(item.substr(0, colon == std::string_view::npos ? item.size() : colon));
     if (colon == std::string_view::npos || name.empty()) {
-      throw InputError(where, "expected NAME:WEIGHT, got '" + std::string(trim(item)) + "'");
+      throw InputError(where, "expected NAME:WEIGHT, got '" + shown(trim(item)) + "'");
     }
     const double weight = parse_double(item.substr(colon + 1), where);
     if (weight <= 0) throw InputError(where, "cause weights must be > 0");
+    require_writable(name, where, "cause", false);
     shares.push_back({std::string(name), weight});
   }
   return CauseMix(std::string(t), std::move(shares));

@@ -33,10 +33,7 @@ void validate(const GeneratorOptions& options) {
     throw InputError("--nodes", "must be in [1, " + std::to_string(kMaxNodes) + "], got " +
                                     std::to_string(options.nodes));
   }
-  if (!(options.days > 0) || options.days > kMaxDays) {
-    throw InputError("--days",
-                     fmt::format("must be > 0 and at most {:.0f}, got {}", kMaxDays, options.days));
-  }
+  check_days(options.days, fmt::format("{}", options.days), "--days", kMaxDays, max_days_text());
   if (!(options.rate > 0))
     throw InputError("--rate",
                      fmt::format("must be > 0 failures per 1,000 node-days, got {}", options.rate));

@@ -7,6 +7,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/parse.hpp"
+#include "traces/native_csv.hpp"
 #include "traces/text_lines.hpp"
 
 namespace recycle::traces {
@@ -137,6 +138,7 @@ LoadedTrace parse_simgrid(const std::vector<SimGridProfile>& profiles,
   for (std::size_t i = 0; i < profiles.size(); ++i) {
     const SimGridProfile& profile = profiles[i];
     const Pattern pattern = read_pattern(profile);
+    require_writable(profile.node, profile.source, "node", false);
     const NodeId node = builder.named_node(profile.node);
     if (node != i) {
       throw InputError(profile.source, "a second profile for node '" + shown(profile.node) + "'");

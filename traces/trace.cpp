@@ -35,6 +35,30 @@ Nanos read_seconds(std::string_view text, const std::string& where, std::string_
   return seconds_to_trace_time(seconds);
 }
 
+void check_days(double days, std::string_view text, const std::string& flag, double max_days,
+                std::string_view bound) {
+  if (!(days > 0) || days > max_days) {
+    throw InputError(flag,
+                     fmt::format("must be > 0 and at most {}, got {}", bound, shown(trim(text))));
+  }
+  if (days * kSecondsPerDay < 1e-3) {
+    throw InputError(flag, fmt::format("{} days is shorter than a millisecond, the finest step a "
+                                       "trace is generated or cut at",
+                                       shown(trim(text))));
+  }
+}
+
+double read_days(std::string_view text, const std::string& flag, double max_days,
+                 std::string_view bound) {
+  const double days = parse_double(text, flag);
+  check_days(days, text, flag, max_days, bound);
+  return days;
+}
+
+std::string max_days_text() {
+  return fmt::format("{:.0f} days", std::floor(kMaxDays));
+}
+
 std::vector<Outage> outages(const Trace& trace) {
   std::vector<Outage> out;
   std::vector<std::size_t> open(static_cast<std::size_t>(trace.node_count()), SIZE_MAX);

@@ -80,6 +80,18 @@ inline constexpr double kMaxDays = to_seconds(kMaxTime) / kSecondsPerDay;
 [[nodiscard]] Nanos read_seconds(std::string_view text, const std::string& where,
                                  std::string_view what);
 
+/// The one rule for a length in days (--days of every command): more than 0, at most `max_days`
+/// (`bound` says what that limit is: "11574 days", "the trace's 2 days"), and at least a
+/// millisecond, the coarsest step a trace is generated or cut at, so that it never rounds to no
+/// time. Errors name `flag`; `text` is the value as given.
+void check_days(double days, std::string_view text, const std::string& flag, double max_days,
+                std::string_view bound);
+/// Reads a length in days from flag `flag` and applies check_days.
+[[nodiscard]] double read_days(std::string_view text, const std::string& flag, double max_days,
+                               std::string_view bound);
+/// The bound of check_days for a length with no trace to end it: kMaxDays as text.
+[[nodiscard]] std::string max_days_text();
+
 class Trace {
  public:
   /// Sorted by time; events at the same time keep the order they were added in.

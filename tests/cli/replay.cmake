@@ -38,6 +38,8 @@ cli_test("replay: trace larger than the cluster needs --map" 2
 cli_test("replay: spares and nodes that disagree" 2
   "error: .*replay_spares.json: cluster.nodes: 8 nodes is not the job's 8 .* plus 2 spares"
   replay --job ${DATA}/replay_spares.json --trace ${RTRACE})
+cli_test("replay: --days shorter than a millisecond" 2 "^error: --days: 1e-15 days is shorter than a millisecond, the finest step a trace is generated or cut at ## $"
+  replay --job ${RJOB} --trace ${RTRACE} --days 1e-15)
 cli_test("replay: --days past the trace" 2 "error: --days: must be > 0 and at most the trace's 0.115741 days"
   replay --job ${RJOB} --trace ${RTRACE} --days 3)
 cli_test("replay: bad step table names the line" 2 "error: .*replay_bad_steps.csv:4: "

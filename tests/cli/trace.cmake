@@ -141,3 +141,21 @@ cli_shell_test("trace gen is reproducible byte for byte" 0 "^same ## $"
   "${P} -q trace gen --preset cloud-bad --seed 7 -o ${OUT}/trace-det-a.csv && ${P} -q trace gen --preset cloud-bad --seed 7 -o ${OUT}/trace-det-b.csv && cmp ${OUT}/trace-det-a.csv ${OUT}/trace-det-b.csv && echo same")
 cli_shell_test("trace convert round-trips a shipped trace" 0 "^same ## $"
   "${P} -q trace convert ${PROJECT_SOURCE_DIR}/traces/data/llama3-like.csv -o ${OUT}/trace-round-trip.csv && cmp ${PROJECT_SOURCE_DIR}/traces/data/llama3-like.csv ${OUT}/trace-round-trip.csv && echo same")
+
+# Control characters: a cause of --causes is refused when read, as a cause from a file is; a SimGrid
+# profile whose file name holds one names the file; an error line quoting a file name with a
+# newline stays one line (\x0A).
+cli_shell_test("trace gen --causes with a control character" 2 "^error: --causes: cause 'a.x01b' is blank or holds a control character, so a trace naming it would not read back ## $"
+  "${P} trace gen --nodes 8 --days 1 --rate 100 --seed 1 --causes \"$(printf 'x:1,a\\001b:2')\" -o ${OUT}/trace-gen-control-cause.csv; rc=$?; test ! -e ${OUT}/trace-gen-control-cause.csv && exit $rc")
+cli_shell_test("trace convert simgrid control character in a file name" 2 "^error: .*/trace-sg-control/n.x02x.txt: node 'n.x02x' is blank or holds a control character"
+  "mkdir -p ${OUT}/trace-sg-control && printf '0 1\\n10 0\\n' > \"${OUT}/trace-sg-control/$(printf 'n\\002x').txt\" && ${P} trace convert --from simgrid ${OUT}/trace-sg-control -o ${OUT}/trace-sg-control.csv")
+cli_shell_test("an error quoting a file name with a newline is one line" 2 "^error: .*/trace-new.x0Axline.csv: no such file ## $"
+  "${P} trace stats \"${OUT}/trace-new$(printf '\\nx')line.csv\"")
+# --days is one rule everywhere: more than 0, at most the limit, and at least a millisecond, so that
+# it never rounds to a trace of no time.
+cli_test("trace gen --days shorter than a millisecond" 2 "^error: --days: 1e-9 days is shorter than a millisecond, the finest step a trace is generated or cut at ## $"
+  NO_FILE ${OUT}/trace-gen-days-1e-9.csv trace gen --nodes 8 --days 1e-9 --rate 100 --seed 1 -o ${OUT}/trace-gen-days-1e-9.csv)
+cli_test("trace gen --days past the limit" 2 "^error: --days: must be > 0 and at most 11574 days, got 1e6 ## $"
+  NO_FILE ${OUT}/trace-gen-days-1e6.csv trace gen --nodes 8 --days 1e6 --rate 100 --seed 1 -o ${OUT}/trace-gen-days-1e6.csv)
+cli_test("trace convert --days shorter than a millisecond" 2 "^error: --days: 1e-15 days is shorter than a millisecond"
+  NO_FILE ${OUT}/trace-convert-days-tiny.csv trace convert --days 1e-15 ${TD}/tiny.csv -o ${OUT}/trace-convert-days-tiny.csv)

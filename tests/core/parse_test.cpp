@@ -45,6 +45,16 @@ TEST_CASE("a bad number is quoted in its error cut to 40 characters, control byt
                        "--pp: expected an integer, got '1\\x01'", InputError);
 }
 
+TEST_CASE("one_line escapes control bytes only, and cuts nothing") {
+  // A file name with a newline and a tab, DEL, and UTF-8 (µ is C2 B5): printable text and UTF-8
+  // stay, each control byte becomes \xHH.
+  CHECK(recycle::one_line("out/a\nb\tc.json") == "out/a\\x0Ab\\x09c.json");
+  CHECK(recycle::one_line("x\x7fy") == "x\\x7Fy");
+  CHECK(recycle::one_line("1 \xc2\xb5s") == "1 \xc2\xb5s");
+  const std::string long_line(100, 'a');
+  CHECK(recycle::one_line(long_line) == long_line);
+}
+
 TEST_CASE("positive_nanos refuses a time that rounds to 0 ns") {
   // Simulated time is whole nanoseconds, rounded to the nearest: 600 s is 6e11 ns, 1e-9 s is
   // 1 ns, 6e-10 s (0.6 ns) rounds up to 1 ns, and 4e-10 s (0.4 ns) or 1e-12 s round to 0 ns.

@@ -125,5 +125,24 @@ TEST_CASE("outages pair each down with the up that ends it") {
   CHECK(out[2].up == -1);
 }
 
+TEST_CASE("check_days: more than 0, at most the bound, and at least a millisecond") {
+  // A millisecond is 1e-3 / 86,400 = 1.157e-8 days: 1.2e-8 days (1.04 ms) is kept, 1.1e-8 days
+  // (0.95 ms) is not.
+  CHECK(read_days("1.2e-8", "--days", kMaxDays, "11574 days") == 1.2e-8);
+  CHECK(read_days("30", "--days", kMaxDays, "11574 days") == 30);
+  CHECK_THROWS_WITH_AS((void)read_days("1.1e-8", "--days", kMaxDays, "11574 days"),
+                       "--days: 1.1e-8 days is shorter than a millisecond, the finest step a "
+                       "trace is generated or cut at",
+                       InputError);
+  for (const char* bad : {"0", "-1", "2.5"}) {
+    CAPTURE(bad);
+    CHECK_THROWS_WITH_AS(
+        (void)read_days(bad, "--days", 2, "the trace's 2 days"),
+        ("--days: must be > 0 and at most the trace's 2 days, got " + std::string(bad)).c_str(),
+        InputError);
+  }
+  CHECK(max_days_text() == "11574 days");  // kMaxTime (1e9 s) / 86,400 s = 11,574.07 days
+}
+
 }  // namespace
 }  // namespace recycle::traces

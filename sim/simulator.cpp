@@ -1,11 +1,12 @@
 #include "sim/simulator.hpp"
 
 #include <algorithm>
-#include <limits>
+#include <optional>
 
 #include "core/error.hpp"
 #include "planner/execution_graph.hpp"
 #include "planner/lower.hpp"
+#include "sim/pipeline_fold.hpp"
 
 namespace recycle::sim {
 
@@ -62,14 +63,17 @@ void check_workers(const planner::Schedule& schedule, const std::string& source)
                   "; `recycle plan --check` says why");
 }
 
-/// Walks the graph `iterations` times and turns node times into records.
+/// Walks the graph `iterations` times and turns node times into records; with `through_barrier`,
+/// also marks the action records whose cause is the optimizer barrier's (sim/pipeline_fold.hpp).
 class Recorder {
  public:
-  Recorder(const ExecutionGraph& graph, std::int32_t iterations)
+  Recorder(const ExecutionGraph& graph, std::int32_t iterations,
+           std::vector<char>* through_barrier = nullptr)
       : graph_(graph),
         iterations_(iterations),
         transfers_(graph.transfers()),
-        collectives_(graph.collectives()) {}
+        collectives_(graph.collectives()),
+        through_barrier_(through_barrier) {}
 
   Timeline run() {
     Timeline t;
@@ -83,12 +87,9 @@ class Recorder {
     const std::size_t records = t.first_record.back();
     const std::size_t transfer_records =
         static_cast<std::size_t>(transfers_) * static_cast<std::size_t>(iterations_);
-    if (std::max(records, transfer_records) >
-        static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
-      throw InputError("--iterations", "too many actions to simulate (" + std::to_string(records) +
-                                           " over all iterations); simulate fewer iterations");
-    }
+    check_record_count(records, transfer_records);
     t.actions.resize(records);
+    if (through_barrier_ != nullptr) through_barrier_->assign(records, 0);
     t.transfers.resize(transfer_records);
     t.collectives.resize(static_cast<std::size_t>(collectives_) *
                          static_cast<std::size_t>(iterations_));
@@ -102,14 +103,17 @@ class Recorder {
                    end, cause);
       for (std::int32_t node = 0; node < graph_.nodes(); ++node) {
         const auto k = static_cast<std::size_t>(node);
-        const NodeRef why = cause_of(node, it, cause, t);
+        bool barrier = false;
+        const NodeRef why = cause_of(node, it, cause, t, barrier);
         switch (graph_.kind(node)) {
           case NodeKindG::kAction: {
             // A SEND/RECV's record ends when the operation completes: with its transfer (an
             // eager RECV: or when posted, if the data came first).
             const std::int32_t x = graph_.transfer_of(node);
             const Nanos done = x < 0 ? end[k] : std::max(end[k], end[static_cast<std::size_t>(x)]);
-            t.actions[static_cast<std::size_t>(record(node, it, t))] = {start[k], done, why};
+            const auto r = static_cast<std::size_t>(record(node, it, t));
+            t.actions[r] = {start[k], done, why};
+            if (through_barrier_ != nullptr && barrier) (*through_barrier_)[r] = 1;
             break;
           }
           case NodeKindG::kTransfer: {
@@ -159,9 +163,9 @@ class Recorder {
   }
 
   /// What made `node` start in iteration `it`: the record of the pred that set its start (the
-  /// barrier is not recorded: its own cause stands for it).
+  /// barrier is not recorded: its own cause stands for it, and `barrier` is set).
   NodeRef cause_of(std::int32_t node, std::int32_t it, const std::vector<std::int32_t>& cause,
-                   const Timeline& t) const {
+                   const Timeline& t, bool& barrier) const {
     const std::int32_t e = cause[static_cast<std::size_t>(node)];
     if (e < 0) return {};
     const ExecutionGraph::Edge edge = graph_.edge(e);
@@ -174,7 +178,8 @@ class Recorder {
       case NodeKindG::kCollective:
         return {collective_record(edge.from, at), NodeKind::kCollective};
       case NodeKindG::kBarrier:
-        return cause_of(edge.from, at, cause, t);
+        barrier = true;
+        return cause_of(edge.from, at, cause, t, barrier);
     }
     return {};
   }
@@ -183,7 +188,32 @@ class Recorder {
   std::int32_t iterations_ = 1;
   std::int32_t transfers_ = 0;
   std::int32_t collectives_ = 0;
+  std::vector<char>* through_barrier_ = nullptr;
 };
+
+/// What running a schedule leaves: the lists as they ran (lowered, implied actions added) and the
+/// records.
+struct Ran {
+  planner::Schedule schedule;
+  Timeline timeline;
+};
+
+Ran run_graph(planner::Schedule schedule, const CostModel& model, const SimOptions& options,
+              std::vector<char>* through_barrier) {
+  Ran ran;
+  ran.schedule = schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, model);
+  for (planner::WorkerSchedule& ws : ran.schedule.workers) {
+    for (const Action& a : planner::implied_actions(ws)) ws.actions.push_back(a);
+  }
+  planner::GraphOptions graph_options;
+  graph_options.network = options.network;
+  graph_options.staggered_optimizer = options.staggered_optimizer;
+  graph_options.eager_sends = options.eager_sends;
+  const ExecutionGraph graph(ran.schedule, model, graph_options, options.source);
+  if (!graph.ordered()) report_deadlock(ran.schedule, graph, options.source);
+  ran.timeline = Recorder(graph, options.iterations, through_barrier).run();
+  return ran;
+}
 
 }  // namespace
 
@@ -192,18 +222,29 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   check_workers(schedule, options.source);
   SimRun run;
   run.model = std::move(model);
-  run.schedule = schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, run.model);
-  for (planner::WorkerSchedule& ws : run.schedule.workers) {
-    for (const Action& a : planner::implied_actions(ws)) ws.actions.push_back(a);
-  }
   run.options = std::move(options);
-  planner::GraphOptions graph_options;
-  graph_options.network = run.options.network;
-  graph_options.staggered_optimizer = run.options.staggered_optimizer;
-  graph_options.eager_sends = run.options.eager_sends;
-  const ExecutionGraph graph(run.schedule, run.model, graph_options, run.options.source);
-  if (!graph.ordered()) report_deadlock(run.schedule, graph, run.options.source);
-  run.timeline = Recorder(graph, run.options.iterations).run();
+  if (run.options.fold_pipelines) {
+    if (const std::optional<PipelineFold> fold = fold_pipelines(schedule, run.model)) {
+      CostModel folded = run.model;
+      folded.cluster.set_absent_ring_peers(run.model.cluster.absent_ring_peers() +
+                                           fold->folded_pipelines);
+      std::vector<char> through_barrier;
+      std::optional<Ran> ran;
+      try {
+        ran = run_graph(fold->schedule, folded, run.options, &through_barrier);
+      } catch (const InputError&) {
+        // Bad input: the whole schedule is run below, so the error names what the user gave.
+      }
+      if (ran) {
+        run.schedule = unfold_schedule(schedule, *fold, ran->schedule);
+        run.timeline = unfold_timeline(ran->timeline, through_barrier, run.schedule, *fold);
+        return run;
+      }
+    }
+  }
+  Ran ran = run_graph(std::move(schedule), run.model, run.options, nullptr);
+  run.schedule = std::move(ran.schedule);
+  run.timeline = std::move(ran.timeline);
   return run;
 }
 

@@ -46,6 +46,9 @@ struct SimOptions {
   /// (NCCL's buffered sends of messages that fit its connection buffer); default: rendezvous.
   bool eager_sends = false;
   std::string source = "schedule";  ///< names the schedule in error messages (a file, a flag)
+  /// Run one pipeline of each set of identical ones and copy its records to the others
+  /// (sim/pipeline_fold.hpp): the same run, record for record; false runs every pipeline.
+  bool fold_pipelines = true;
 };
 
 /// A finished simulation: the schedule that ran (lowered), its costs, and its timeline.

@@ -87,4 +87,8 @@ struct Timeline {
   [[nodiscard]] Position locate(std::size_t record) const noexcept;
 };
 
+/// Throws InputError naming --iterations when a timeline of `actions` action records and
+/// `transfers` transfer records would not fit the 32-bit indexes its causes use.
+void check_record_count(std::size_t actions, std::size_t transfers);
+
 }  // namespace recycle::sim

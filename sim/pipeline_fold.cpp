@@ -39,15 +39,17 @@ std::optional<PipelineFold> fold_pipelines(const Schedule& schedule,
   }
   const auto pp = static_cast<std::size_t>(layout.pp);
   const auto dp = static_cast<std::size_t>(layout.dp);
-  // Pipelines that may fold: every stage listed (sorted and unique, so stage s sits at first + s),
-  // in no route, running only their own micro-batches.
+  // Pipelines that may fold: every stage listed (stage s at first + s), in no route, running only
+  // their own micro-batches.
   std::vector<std::int32_t> first(dp, -1);
   for (std::size_t i = 0; i < workers.size();) {
     const std::int32_t d = workers[i].id.dp;
     std::size_t j = i;
     while (j < workers.size() && workers[j].id.dp == d) ++j;
-    if (j - i == pp && d >= 0 && d < layout.dp)
-      first[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(i);
+    bool whole = j - i == pp && d >= 0 && d < layout.dp;
+    for (std::size_t s = 0; whole && s < pp; ++s)
+      whole = workers[i + s].id.stage == static_cast<std::int32_t>(s);
+    if (whole) first[static_cast<std::size_t>(d)] = static_cast<std::int32_t>(i);
     i = j;
   }
   for (const planner::Route& r : schedule.routes) {

@@ -33,6 +33,7 @@ struct SimulateOptions {
   PlacementOption placement;
   std::int32_t iterations = 4;
   std::int64_t microbatch_size = 1;
+  bool no_fold = false;
   bool json = false;
   std::string output = "-";
   std::string chrome_trace;
@@ -83,6 +84,7 @@ int run_simulate(const SimulateOptions& o) {
   planner::Schedule schedule;
   sim::SimOptions options;
   options.iterations = o.iterations;
+  options.fold_pipelines = !o.no_fold;
   // The network --network names: the one --schedule plans for is the one the run is on.
   const planner::RunOptions network = o.layout.run_options();
   options.network = network.network;
@@ -150,6 +152,10 @@ Command add_simulate_command(CLI::App& app) {
       ->check(whole_range(1, std::int64_t{1} << 40))
       ->excludes(sub->get_option("--job"));
   o->layout.add_network_to(*sub);
+  sub->add_flag(
+      "--no-fold", o->no_fold,
+      "Simulate every pipeline, also those identical to another (the same report, slower; "
+      "docs/simulator.md, Performance)");
   sub->add_flag("--json", o->json, "Print the report as JSON (docs/metrics.md) instead of a table");
   add_output(*sub, "-o,--output", o->output, "Write the report to FILE instead of stdout");
   add_output(*sub, "--chrome-trace", o->chrome_trace,

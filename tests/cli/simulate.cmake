@@ -46,6 +46,11 @@ cli_shell_test("simulate writes an SVG" 0 "^<svg xmlns"
   "${P} simulate --schedule 1f1b --pp 4 --microbatches 8 --costs 1,1,1 --svg ${OUT}/sim.svg -o /dev/null && head -c 12 ${OUT}/sim.svg")
 cli_shell_test("simulate is deterministic" 0 "identical"
   "for r in a b; do ${P} simulate --schedule zb-h1 --pp 4 --dp 2 --microbatches 8 --profile ${SIM_DATA}/four_stages.json --json -o ${OUT}/sim_$r.json --chrome-trace ${OUT}/sim_$r.trace || exit 1; done; cmp ${OUT}/sim_a.json ${OUT}/sim_b.json && cmp ${OUT}/sim_a.trace ${OUT}/sim_b.trace && echo identical")
+# Folding identical pipelines changes nothing the user sees: the report, the trace and the chart
+# of a ReCycle plan (the failed worker's 4 micro-batches go to 4 peers' pipelines; of the 3
+# pipelines left untouched, 2 fold onto the first) are byte for byte those of every pipeline.
+cli_shell_test("simulate folds identical pipelines without changing its outputs" 0 "identical"
+  "for r in fold whole; do f=; [ $r = whole ] && f=--no-fold; ${P} simulate --schedule recycle --fail 3:2 --pp 4 --dp 8 --microbatches 4 --profile ${SIM_DATA}/four_stages.json --iterations 2 --json -o ${OUT}/fold_$r.json --chrome-trace ${OUT}/fold_$r.trace --svg ${OUT}/fold_$r.svg $f || exit 1; done; cmp ${OUT}/fold_fold.json ${OUT}/fold_whole.json && cmp ${OUT}/fold_fold.trace ${OUT}/fold_whole.trace && cmp ${OUT}/fold_fold.svg ${OUT}/fold_whole.svg && echo identical")
 cli_test("simulate --help has an example" 0 "Examples:.*recycle simulate --schedule" simulate --help)
 
 # Bad input: one error line naming the flag or file, exit 2, no output file.

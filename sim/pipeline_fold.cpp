@@ -145,125 +145,51 @@ Schedule unfold_schedule(const Schedule& whole, const PipelineFold& fold, const 
   return out;
 }
 
-Timeline unfold_timeline(const Timeline& ran, const std::vector<char>& through_barrier,
-                         const Schedule& whole, const PipelineFold& fold) {
-  const planner::Layout& layout = whole.layout;
-  const auto pp = static_cast<std::size_t>(layout.pp);
-  const std::size_t ran_workers = ran.workers();
+FoldMap::FoldMap(const PipelineFold& fold, const Schedule& whole,
+                 std::span<const std::int32_t> list_sizes, std::span<const std::int32_t> sends)
+    : pp_(static_cast<std::size_t>(whole.layout.pp)) {
   const std::size_t workers = whole.workers.size();
-  const std::size_t iterations = static_cast<std::size_t>(ran.iterations);
-  std::vector<std::int32_t> at(static_cast<std::size_t>(layout.workers()), -1);  // (dp, stage)
+  const std::size_t ran = fold.schedule.workers.size();
+  RECYCLE_ASSERT(list_sizes.size() == ran && sends.size() == ran, "one size per simulated worker");
+  at_.assign(static_cast<std::size_t>(whole.layout.workers()), -1);
   for (std::size_t i = 0; i < workers; ++i) {
     const WorkerId id = whole.workers[i].id;
-    at[static_cast<std::size_t>(id.dp) * pp + static_cast<std::size_t>(id.stage)] =
+    at_[static_cast<std::size_t>(id.dp) * pp_ + static_cast<std::size_t>(id.stage)] =
         static_cast<std::int32_t>(i);
   }
-  const auto whole_index = [&](WorkerId id) {
-    return static_cast<std::size_t>(
-        at[static_cast<std::size_t>(id.dp) * pp + static_cast<std::size_t>(id.stage)]);
-  };
-  // The transfers of each simulated worker are numbered together, in its list order.
-  const std::size_t ran_transfers = ran.transfers.size() / iterations;
-  std::vector<std::size_t> first_send(ran_workers + 1, 0);
-  for (std::size_t t = 0; t < ran_transfers; ++t) {
-    const auto from = static_cast<std::size_t>(ran.transfers[t].from);
-    RECYCLE_ASSERT(t == 0 || ran.transfers[t - 1].from <= ran.transfers[t].from,
-                   "transfers numbered worker by worker");
-    ++first_send[from + 1];
-  }
-  for (std::size_t r = 0; r < ran_workers; ++r) first_send[r + 1] += first_send[r];
-  const auto sends = [&](std::size_t r) { return first_send[r + 1] - first_send[r]; };
-  const auto block = [&](std::size_t r) { return ran.first_record[r + 1] - ran.first_record[r]; };
-
-  Timeline out;
-  out.iterations = ran.iterations;
-  out.first_record.assign(workers + 1, 0);
-  std::vector<std::size_t> whole_first_send(workers + 1, 0);
-  std::uint64_t added_nodes = 0;  // per iteration, of the folded workers
-  for (std::size_t i = 0; i < workers; ++i) {
-    const auto r = static_cast<std::size_t>(fold.source[i]);
-    out.first_record[i + 1] = out.first_record[i] + block(r);
-    whole_first_send[i + 1] = whole_first_send[i] + sends(r);
-    if (whole.workers[i].id != fold.schedule.workers[r].id)
-      added_nodes += block(r) / iterations + sends(r);
-  }
-  const std::size_t transfers = whole_first_send[workers];
-  check_record_count(out.first_record[workers], transfers * iterations);
-
-  // Where a cause of whole worker i's run lies: on the worker of i's own pipeline that stands
-  // where the simulated one did, unless it is shared (the barrier's, an all-reduce's).
-  const auto moved = [&](std::size_t r, std::size_t i, bool shared) {
+  ran_first_send_.assign(ran + 1, 0);
+  whole_of_.resize(ran);
+  dp_.resize(ran);
+  stage_.resize(ran);
+  for (std::size_t r = 0; r < ran; ++r) {
     const WorkerId id = fold.schedule.workers[r].id;
-    if (shared) return whole_index(id);
-    const WorkerId source = fold.schedule.workers[static_cast<std::size_t>(fold.source[i])].id;
-    if (id.dp != source.dp) return whole_index(id);
-    return whole_index({whole.workers[i].id.dp, id.stage});
-  };
-  const auto remap = [&](NodeRef c, std::size_t i, bool shared) -> NodeRef {
-    switch (c.kind) {
-      case NodeKind::kAction: {
-        const auto index = static_cast<std::size_t>(c.index);
-        const std::size_t r = ran.locate(index).worker;
-        const std::size_t w = moved(r, i, shared);
-        return {static_cast<std::int32_t>(out.first_record[w] + (index - ran.first_record[r])),
-                NodeKind::kAction};
-      }
-      case NodeKind::kTransfer: {
-        const auto index = static_cast<std::size_t>(c.index);
-        const std::size_t it = index / ran_transfers, t = index % ran_transfers;
-        const auto r = static_cast<std::size_t>(ran.transfers[t].from);
-        const std::size_t w = moved(r, i, shared);
-        return {
-            static_cast<std::int32_t>(it * transfers + whole_first_send[w] + (t - first_send[r])),
-            NodeKind::kTransfer};
-      }
-      case NodeKind::kCollective:
-      case NodeKind::kNone:
-        return c;
-    }
-    return c;
-  };
-
-  // Both record vectors are written front to back, so they are filled without clearing first.
-  out.actions.reserve(out.first_record[workers]);
+    ran_first_send_[r + 1] = ran_first_send_[r] + sends[r];
+    whole_of_[r] = at_[static_cast<std::size_t>(id.dp) * pp_ + static_cast<std::size_t>(id.stage)];
+    dp_[r] = id.dp;
+    stage_[r] = id.stage;
+  }
+  list_size_.resize(workers);
+  first_send_.assign(workers + 1, 0);
+  own_dp_.resize(workers);
+  source_dp_.resize(workers);
+  first_copy_.assign(ran + 1, 0);
   for (std::size_t i = 0; i < workers; ++i) {
     const auto r = static_cast<std::size_t>(fold.source[i]);
-    const std::size_t from = ran.first_record[r], to = ran.first_record[r + 1];
-    for (std::size_t j = from; j < to; ++j) {
-      ActionRecord record = ran.actions[j];
-      const auto c = static_cast<std::size_t>(record.cause.index);
-      if (record.cause.kind == NodeKind::kAction && c >= from && c < to &&
-          through_barrier[j] == 0) {
-        // Most causes: the worker's own earlier action, which moves with it.
-        record.cause.index = static_cast<std::int32_t>(out.first_record[i] + (c - from));
-      } else {
-        record.cause = remap(record.cause, i, through_barrier[j] != 0);
-      }
-      out.actions.push_back(record);
-    }
+    list_size_[i] = list_sizes[r];
+    first_send_[i + 1] = first_send_[i] + sends[r];
+    own_dp_[i] = whole.workers[i].id.dp;
+    source_dp_[i] = dp_[r];
+    ++first_copy_[r + 1];
+    if (whole_of_[r] != static_cast<std::int32_t>(i))
+      folded_nodes_ += static_cast<std::uint64_t>(list_sizes[r] + sends[r]);
   }
-  out.transfers.reserve(transfers * iterations);
-  for (std::size_t it = 0; it < iterations; ++it) {
-    for (std::size_t i = 0; i < workers; ++i) {
-      const auto r = static_cast<std::size_t>(fold.source[i]);
-      for (std::size_t k = 0; k < sends(r); ++k) {
-        TransferRecord record = ran.transfers[it * ran_transfers + first_send[r] + k];
-        record.from = static_cast<std::int32_t>(i);
-        record.to = static_cast<std::int32_t>(moved(static_cast<std::size_t>(record.to), i, false));
-        record.send_action = static_cast<std::int32_t>(
-            out.first_record[i] +
-            (static_cast<std::size_t>(record.send_action) - ran.first_record[r]));
-        record.cause = remap(record.cause, i, false);
-        out.transfers.push_back(record);
-      }
-    }
+  for (std::size_t r = 0; r < ran; ++r) first_copy_[r + 1] += first_copy_[r];
+  copies_.resize(workers);
+  std::vector<std::int32_t> next(first_copy_.begin(), first_copy_.end() - 1);
+  for (std::size_t i = 0; i < workers; ++i) {
+    copies_[static_cast<std::size_t>(next[static_cast<std::size_t>(fold.source[i])]++)] =
+        static_cast<std::int32_t>(i);
   }
-  out.collectives = ran.collectives;
-  // The last peer to arrive, where it was simulated (the first of its class).
-  for (CollectiveRecord& c : out.collectives) c.cause = remap(c.cause, 0, true);
-  out.iteration_ends = ran.iteration_ends;
-  out.events = ran.events + added_nodes * iterations;
-  return out;
 }
 
 }  // namespace recycle::sim

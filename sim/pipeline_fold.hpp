@@ -14,16 +14,16 @@
 // peer (Cluster::set_absent_ring_peers counts the folded ones). Ties go to the first member in list
 // order, which is the one kept. The run is therefore the one the whole schedule gives, record for
 // record (tests/sim/pipeline_fold_test.cpp compares them), at the cost of one pipeline per class
-// plus copying the records: a fault-free iteration of DP 128 pipelines simulates one of them.
+// plus writing the records: a fault-free iteration of DP 128 pipelines simulates one of them.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "planner/cost_model.hpp"
 #include "planner/schedule.hpp"
-#include "sim/timeline.hpp"
 
 namespace recycle::sim {
 
@@ -46,12 +46,67 @@ struct PipelineFold {
                                                 const PipelineFold& fold,
                                                 const planner::Schedule& ran);
 
-/// The whole schedule's timeline (`whole`: the result of unfold_schedule) from the simulated one.
-/// `through_barrier[r]` says that action record r's cause is the optimizer barrier's (the last
-/// worker to reach it, wherever it is), which stays where it is instead of moving to the folded
-/// pipeline's own worker.
-[[nodiscard]] Timeline unfold_timeline(const Timeline& ran,
-                                       const std::vector<char>& through_barrier,
-                                       const planner::Schedule& whole, const PipelineFold& fold);
+/// Where the records of a folded run go in the whole schedule's timeline: each simulated worker's
+/// records once for every worker that repeats it, their causes moved to that worker's pipeline.
+/// The simulator's recorder writes them there as it walks the folded graph, so the whole timeline
+/// is the only one held.
+class FoldMap {
+ public:
+  /// `whole`: the schedule that was folded (its workers); `list_sizes` and `sends`: per simulated
+  /// worker, its actions (implied ones included) and its transfers in one iteration.
+  FoldMap(const PipelineFold& fold, const planner::Schedule& whole,
+          std::span<const std::int32_t> list_sizes, std::span<const std::int32_t> sends);
+
+  [[nodiscard]] std::int32_t workers() const noexcept {
+    return static_cast<std::int32_t>(list_size_.size());
+  }
+  /// Actions in one iteration of whole worker `w`'s list.
+  [[nodiscard]] std::int32_t list_size(std::int32_t w) const noexcept {
+    return list_size_[static_cast<std::size_t>(w)];
+  }
+  /// The whole workers whose records are simulated worker `r`'s.
+  [[nodiscard]] std::span<const std::int32_t> copies(std::int32_t r) const noexcept {
+    const auto k = static_cast<std::size_t>(r);
+    return std::span<const std::int32_t>(copies_).subspan(
+        static_cast<std::size_t>(first_copy_[k]),
+        static_cast<std::size_t>(first_copy_[k + 1] - first_copy_[k]));
+  }
+  /// The whole worker that holds, for whole worker `w`, a cause lying on simulated worker `r`:
+  /// the worker of w's own pipeline at r's stage when r is in the pipeline w repeats, unless the
+  /// cause is `shared` (it came through the optimizer barrier or an all-reduce, and stays on the
+  /// worker that arrived last); else r's own.
+  [[nodiscard]] std::int32_t worker(std::int32_t r, std::int32_t w, bool shared) const noexcept {
+    const auto k = static_cast<std::size_t>(r);
+    if (shared || dp_[k] != source_dp_[static_cast<std::size_t>(w)]) return whole_of_[k];
+    return at_[static_cast<std::size_t>(own_dp_[static_cast<std::size_t>(w)]) * pp_ +
+               static_cast<std::size_t>(stage_[k])];
+  }
+  /// The whole run's number for transfer `t` of the simulated run (sent by simulated worker `r`)
+  /// as whole worker `w` sends it.
+  [[nodiscard]] std::int32_t transfer(std::int32_t t, std::int32_t r,
+                                      std::int32_t w) const noexcept {
+    return first_send_[static_cast<std::size_t>(w)] +
+           (t - ran_first_send_[static_cast<std::size_t>(r)]);
+  }
+  /// Transfers of one iteration, over every worker.
+  [[nodiscard]] std::int32_t transfers() const noexcept { return first_send_.back(); }
+  /// Graph nodes of one iteration on the workers that are not simulated (their actions and the
+  /// transfers they send): what Timeline::events adds for them.
+  [[nodiscard]] std::uint64_t folded_nodes() const noexcept { return folded_nodes_; }
+
+ private:
+  std::size_t pp_ = 1;
+  std::vector<std::int32_t> list_size_;   // per whole worker
+  std::vector<std::int32_t> first_send_;  // per whole worker, size workers + 1
+  std::vector<std::int32_t> own_dp_;      // per whole worker
+  std::vector<std::int32_t> source_dp_;   // per whole worker: the dp of the worker it repeats
+  std::vector<std::int32_t> at_;          // per (dp, stage): the whole worker, or -1
+  std::vector<std::int32_t> first_copy_;  // per simulated worker, into copies_; size + 1
+  std::vector<std::int32_t> copies_;
+  std::vector<std::int32_t> whole_of_;        // per simulated worker
+  std::vector<std::int32_t> dp_, stage_;      // per simulated worker
+  std::vector<std::int32_t> ran_first_send_;  // per simulated worker
+  std::uint64_t folded_nodes_ = 0;
+};
 
 }  // namespace recycle::sim

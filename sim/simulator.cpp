@@ -63,33 +63,58 @@ void check_workers(const planner::Schedule& schedule, const std::string& source)
                   "; `recycle plan --check` says why");
 }
 
-/// Walks the graph `iterations` times and turns node times into records; with `through_barrier`,
-/// also marks the action records whose cause is the optimizer barrier's (sim/pipeline_fold.hpp).
+/// The records of a run of every worker: each worker's are its own.
+class SameWorkers {
+ public:
+  explicit SameWorkers(const ExecutionGraph& graph)
+      : graph_(graph), self_(static_cast<std::size_t>(graph.workers())) {
+    for (std::size_t w = 0; w < self_.size(); ++w) self_[w] = static_cast<std::int32_t>(w);
+  }
+  [[nodiscard]] std::int32_t workers() const noexcept { return graph_.workers(); }
+  [[nodiscard]] std::int32_t list_size(std::int32_t w) const noexcept {
+    return graph_.list_size(w);
+  }
+  [[nodiscard]] std::span<const std::int32_t> copies(std::int32_t r) const noexcept {
+    return std::span<const std::int32_t>(self_).subspan(static_cast<std::size_t>(r), 1);
+  }
+  [[nodiscard]] std::int32_t worker(std::int32_t r, std::int32_t, bool) const noexcept { return r; }
+  [[nodiscard]] std::int32_t transfer(std::int32_t t, std::int32_t, std::int32_t) const noexcept {
+    return t;
+  }
+  [[nodiscard]] std::int32_t transfers() const noexcept { return graph_.transfers(); }
+  [[nodiscard]] std::uint64_t folded_nodes() const noexcept { return 0; }
+
+ private:
+  const ExecutionGraph& graph_;
+  std::vector<std::int32_t> self_;
+};
+
+/// Walks the graph `iterations` times and turns node times into records, written where `Map`
+/// puts them: SameWorkers, or a FoldMap (sim/pipeline_fold.hpp) that writes a folded run's records
+/// once for every worker repeating a simulated one.
+template <class Map>
 class Recorder {
  public:
-  Recorder(const ExecutionGraph& graph, std::int32_t iterations,
-           std::vector<char>* through_barrier = nullptr)
+  Recorder(const ExecutionGraph& graph, std::int32_t iterations, const Map& map)
       : graph_(graph),
         iterations_(iterations),
-        transfers_(graph.transfers()),
-        collectives_(graph.collectives()),
-        through_barrier_(through_barrier) {}
+        map_(map),
+        transfers_(map.transfers()),
+        collectives_(graph.collectives()) {}
 
   Timeline run() {
     Timeline t;
     t.iterations = iterations_;
     t.first_record.push_back(0);
-    for (std::int32_t w = 0; w < graph_.workers(); ++w) {
-      t.first_record.push_back(t.first_record.back() +
-                               static_cast<std::size_t>(graph_.list_size(w)) *
-                                   static_cast<std::size_t>(iterations_));
+    for (std::int32_t w = 0; w < map_.workers(); ++w) {
+      t.first_record.push_back(t.first_record.back() + static_cast<std::size_t>(map_.list_size(w)) *
+                                                           static_cast<std::size_t>(iterations_));
     }
     const std::size_t records = t.first_record.back();
     const std::size_t transfer_records =
         static_cast<std::size_t>(transfers_) * static_cast<std::size_t>(iterations_);
     check_record_count(records, transfer_records);
     t.actions.resize(records);
-    if (through_barrier_ != nullptr) through_barrier_->assign(records, 0);
     t.transfers.resize(transfer_records);
     t.collectives.resize(static_cast<std::size_t>(collectives_) *
                          static_cast<std::size_t>(iterations_));
@@ -103,36 +128,47 @@ class Recorder {
                    end, cause);
       for (std::int32_t node = 0; node < graph_.nodes(); ++node) {
         const auto k = static_cast<std::size_t>(node);
-        bool barrier = false;
-        const NodeRef why = cause_of(node, it, cause, t, barrier);
+        const Cause why = cause_of(node, it, cause);
         switch (graph_.kind(node)) {
           case NodeKindG::kAction: {
             // A SEND/RECV's record ends when the operation completes: with its transfer (an
             // eager RECV: or when posted, if the data came first).
             const std::int32_t x = graph_.transfer_of(node);
             const Nanos done = x < 0 ? end[k] : std::max(end[k], end[static_cast<std::size_t>(x)]);
-            const auto r = static_cast<std::size_t>(record(node, it, t));
-            t.actions[r] = {start[k], done, why};
-            if (through_barrier_ != nullptr && barrier) (*through_barrier_)[r] = 1;
+            const auto at = graph_.position(node);
+            for (const std::int32_t w : map_.copies(at.worker)) {
+              t.actions[t.index(static_cast<std::size_t>(w), it,
+                                static_cast<std::size_t>(at.index))] = {start[k], done,
+                                                                        ref(why, w, t)};
+            }
             break;
           }
           case NodeKindG::kTransfer: {
             const std::int32_t x = graph_.transfer_index(node);
-            const std::int32_t send = graph_.transfer_send(x);
-            t.transfers[static_cast<std::size_t>(transfer_record(node, it))] = {
-                start[k],
-                end[k],
-                graph_.position(send).worker,
-                graph_.position(graph_.transfer_recv(x)).worker,
-                record(send, it, t),
-                it,
-                why};
+            const auto send = graph_.position(graph_.transfer_send(x));
+            const std::int32_t to = graph_.position(graph_.transfer_recv(x)).worker;
+            for (const std::int32_t w : map_.copies(send.worker)) {
+              t.transfers[transfer_record(map_.transfer(x, send.worker, w), it)] = {
+                  start[k],
+                  end[k],
+                  w,
+                  map_.worker(to, w, false),
+                  static_cast<std::int32_t>(t.index(static_cast<std::size_t>(w), it,
+                                                    static_cast<std::size_t>(send.index))),
+                  it,
+                  ref(why, w, t)};
+            }
             break;
           }
-          case NodeKindG::kCollective:
-            t.collectives[static_cast<std::size_t>(collective_record(node, it))] = {
-                start[k], end[k], graph_.collective_stage(graph_.collective_index(node)), it, why};
+          case NodeKindG::kCollective: {
+            Cause shared = why;
+            shared.shared = true;  // the peer that arrived last, whoever repeats it
+            t.collectives[static_cast<std::size_t>(it * collectives_ +
+                                                   graph_.collective_index(node))] = {
+                start[k], end[k], graph_.collective_stage(graph_.collective_index(node)), it,
+                ref(shared, 0, t)};
             break;
+          }
           case NodeKindG::kBarrier:
             break;
         }
@@ -145,50 +181,71 @@ class Recorder {
         end.resize(n);
       }
     }
-    t.events = static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(iterations_);
+    t.events = (static_cast<std::uint64_t>(n) + map_.folded_nodes()) *
+               static_cast<std::uint64_t>(iterations_);
     return t;
   }
 
  private:
-  [[nodiscard]] std::int32_t record(std::int32_t node, std::int32_t it, const Timeline& t) const {
-    const auto at = graph_.position(node);
-    return static_cast<std::int32_t>(
-        t.index(static_cast<std::size_t>(at.worker), it, static_cast<std::size_t>(at.index)));
-  }
-  [[nodiscard]] std::int32_t transfer_record(std::int32_t node, std::int32_t it) const {
-    return it * transfers_ + graph_.transfer_index(node);
-  }
-  [[nodiscard]] std::int32_t collective_record(std::int32_t node, std::int32_t it) const {
-    return it * collectives_ + graph_.collective_index(node);
+  /// The node whose end set a node's start, in iteration `at`; `shared` when it came through the
+  /// optimizer barrier (which every worker waits on, so it names the same worker for all).
+  struct Cause {
+    std::int32_t node = -1;  ///< -1: none
+    std::int32_t at = 0;
+    bool shared = false;
+  };
+
+  [[nodiscard]] std::size_t transfer_record(std::int32_t transfer, std::int32_t it) const {
+    return static_cast<std::size_t>(it) * static_cast<std::size_t>(transfers_) +
+           static_cast<std::size_t>(transfer);
   }
 
-  /// What made `node` start in iteration `it`: the record of the pred that set its start (the
-  /// barrier is not recorded: its own cause stands for it, and `barrier` is set).
-  NodeRef cause_of(std::int32_t node, std::int32_t it, const std::vector<std::int32_t>& cause,
-                   const Timeline& t, bool& barrier) const {
-    const std::int32_t e = cause[static_cast<std::size_t>(node)];
-    if (e < 0) return {};
-    const ExecutionGraph::Edge edge = graph_.edge(e);
-    const std::int32_t at = it - edge.distance;
-    switch (graph_.kind(edge.from)) {
-      case NodeKindG::kAction:
-        return {record(edge.from, at, t), NodeKind::kAction};
-      case NodeKindG::kTransfer:
-        return {transfer_record(edge.from, at), NodeKind::kTransfer};
+  /// What made `node` start in iteration `it`: the pred that set its start (the barrier is not
+  /// recorded: its own cause stands for it).
+  Cause cause_of(std::int32_t node, std::int32_t it, const std::vector<std::int32_t>& cause) const {
+    Cause c;
+    std::int32_t e = cause[static_cast<std::size_t>(node)];
+    while (e >= 0) {
+      const ExecutionGraph::Edge edge = graph_.edge(e);
+      it -= edge.distance;
+      if (graph_.kind(edge.from) != NodeKindG::kBarrier) return {edge.from, it, c.shared};
+      c.shared = true;
+      e = cause[static_cast<std::size_t>(edge.from)];
+    }
+    return {};
+  }
+
+  /// The record of cause `c`, for whole worker `w`.
+  NodeRef ref(const Cause& c, std::int32_t w, const Timeline& t) const {
+    if (c.node < 0) return {};
+    switch (graph_.kind(c.node)) {
+      case NodeKindG::kAction: {
+        const auto at = graph_.position(c.node);
+        const std::int32_t on = map_.worker(at.worker, w, c.shared);
+        return {static_cast<std::int32_t>(t.index(static_cast<std::size_t>(on), c.at,
+                                                  static_cast<std::size_t>(at.index))),
+                NodeKind::kAction};
+      }
+      case NodeKindG::kTransfer: {
+        const std::int32_t x = graph_.transfer_index(c.node);
+        const std::int32_t r = graph_.position(graph_.transfer_send(x)).worker;
+        const std::int32_t on = map_.worker(r, w, c.shared);
+        return {static_cast<std::int32_t>(transfer_record(map_.transfer(x, r, on), c.at)),
+                NodeKind::kTransfer};
+      }
       case NodeKindG::kCollective:
-        return {collective_record(edge.from, at), NodeKind::kCollective};
+        return {c.at * collectives_ + graph_.collective_index(c.node), NodeKind::kCollective};
       case NodeKindG::kBarrier:
-        barrier = true;
-        return cause_of(edge.from, at, cause, t, barrier);
+        break;
     }
     return {};
   }
 
   const ExecutionGraph& graph_;
   std::int32_t iterations_ = 1;
+  const Map& map_;
   std::int32_t transfers_ = 0;
   std::int32_t collectives_ = 0;
-  std::vector<char>* through_barrier_ = nullptr;
 };
 
 /// What running a schedule leaves: the lists as they ran (lowered, implied actions added) and the
@@ -198,8 +255,9 @@ struct Ran {
   Timeline timeline;
 };
 
+/// Runs `schedule`; with `fold`, a fold of `whole`, the records are the whole schedule's.
 Ran run_graph(planner::Schedule schedule, const CostModel& model, const SimOptions& options,
-              std::vector<char>* through_barrier) {
+              const PipelineFold* fold = nullptr, const planner::Schedule* whole = nullptr) {
   Ran ran;
   ran.schedule = schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, model);
   for (planner::WorkerSchedule& ws : ran.schedule.workers) {
@@ -211,7 +269,24 @@ Ran run_graph(planner::Schedule schedule, const CostModel& model, const SimOptio
   graph_options.eager_sends = options.eager_sends;
   const ExecutionGraph graph(ran.schedule, model, graph_options, options.source);
   if (!graph.ordered()) report_deadlock(ran.schedule, graph, options.source);
-  ran.timeline = Recorder(graph, options.iterations, through_barrier).run();
+  if (fold == nullptr) {
+    const SameWorkers same(graph);
+    ran.timeline = Recorder(graph, options.iterations, same).run();
+    return ran;
+  }
+  std::vector<std::int32_t> sizes(static_cast<std::size_t>(graph.workers()));
+  std::vector<std::int32_t> sends(sizes.size(), 0);
+  for (std::int32_t w = 0; w < graph.workers(); ++w)
+    sizes[static_cast<std::size_t>(w)] = graph.list_size(w);
+  std::int32_t previous = 0;  // a worker's transfers are numbered together, in list order
+  for (std::int32_t x = 0; x < graph.transfers(); ++x) {
+    const std::int32_t from = graph.position(graph.transfer_send(x)).worker;
+    RECYCLE_ASSERT(from >= previous, "transfers numbered worker by worker");
+    previous = from;
+    ++sends[static_cast<std::size_t>(from)];
+  }
+  const FoldMap map(*fold, *whole, sizes, sends);
+  ran.timeline = Recorder(graph, options.iterations, map).run();
   return ran;
 }
 
@@ -228,21 +303,20 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
       CostModel folded = run.model;
       folded.cluster.set_absent_ring_peers(run.model.cluster.absent_ring_peers() +
                                            fold->folded_pipelines);
-      std::vector<char> through_barrier;
       std::optional<Ran> ran;
       try {
-        ran = run_graph(fold->schedule, folded, run.options, &through_barrier);
+        ran = run_graph(fold->schedule, folded, run.options, &*fold, &schedule);
       } catch (const InputError&) {
         // Bad input: the whole schedule is run below, so the error names what the user gave.
       }
       if (ran) {
         run.schedule = unfold_schedule(schedule, *fold, ran->schedule);
-        run.timeline = unfold_timeline(ran->timeline, through_barrier, run.schedule, *fold);
+        run.timeline = std::move(ran->timeline);
         return run;
       }
     }
   }
-  Ran ran = run_graph(std::move(schedule), run.model, run.options, nullptr);
+  Ran ran = run_graph(std::move(schedule), run.model, run.options);
   run.schedule = std::move(ran.schedule);
   run.timeline = std::move(ran.timeline);
   return run;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <optional>
+#include <span>
+#include <vector>
 
 #include "core/error.hpp"
 #include "planner/execution_graph.hpp"

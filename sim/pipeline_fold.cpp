@@ -1,5 +1,6 @@
 #include "sim/pipeline_fold.hpp"
 
+#include <algorithm>
 #include <unordered_map>
 
 #include "core/error.hpp"

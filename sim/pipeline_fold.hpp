@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "planner/cost_model.hpp"
@@ -64,7 +65,19 @@ class FoldMap {
   [[nodiscard]] std::int32_t list_size(std::int32_t w) const noexcept {
     return list_size_[static_cast<std::size_t>(w)];
   }
-  /// The whole workers whose records are simulated worker `r`'s.
+  static constexpr bool kFolds = true;
+
+  /// The whole worker that simulated worker `r` is.
+  [[nodiscard]] std::int32_t self(std::int32_t r) const noexcept {
+    return whole_of_[static_cast<std::size_t>(r)];
+  }
+  /// The transfers simulated worker `r` sends, by their numbers in the simulated run: [first,
+  /// last).
+  [[nodiscard]] std::pair<std::int32_t, std::int32_t> sends(std::int32_t r) const noexcept {
+    const auto k = static_cast<std::size_t>(r);
+    return {ran_first_send_[k], ran_first_send_[k + 1]};
+  }
+  /// The whole workers whose records are simulated worker `r`'s (self(r) among them).
   [[nodiscard]] std::span<const std::int32_t> copies(std::int32_t r) const noexcept {
     const auto k = static_cast<std::size_t>(r);
     return std::span<const std::int32_t>(copies_).subspan(

@@ -68,17 +68,13 @@ void check_workers(const planner::Schedule& schedule, const std::string& source)
 /// The records of a run of every worker: each worker's are its own.
 class SameWorkers {
  public:
-  explicit SameWorkers(const ExecutionGraph& graph)
-      : graph_(graph), self_(static_cast<std::size_t>(graph.workers())) {
-    for (std::size_t w = 0; w < self_.size(); ++w) self_[w] = static_cast<std::int32_t>(w);
-  }
+  explicit SameWorkers(const ExecutionGraph& graph) : graph_(graph) {}
   [[nodiscard]] std::int32_t workers() const noexcept { return graph_.workers(); }
   [[nodiscard]] std::int32_t list_size(std::int32_t w) const noexcept {
     return graph_.list_size(w);
   }
-  [[nodiscard]] std::span<const std::int32_t> copies(std::int32_t r) const noexcept {
-    return std::span<const std::int32_t>(self_).subspan(static_cast<std::size_t>(r), 1);
-  }
+  static constexpr bool kFolds = false;
+  [[nodiscard]] std::int32_t self(std::int32_t r) const noexcept { return r; }
   [[nodiscard]] std::int32_t worker(std::int32_t r, std::int32_t, bool) const noexcept { return r; }
   [[nodiscard]] std::int32_t transfer(std::int32_t t, std::int32_t, std::int32_t) const noexcept {
     return t;
@@ -88,7 +84,6 @@ class SameWorkers {
 
  private:
   const ExecutionGraph& graph_;
-  std::vector<std::int32_t> self_;
 };
 
 /// Walks the graph `iterations` times and turns node times into records, written where `Map`
@@ -124,6 +119,9 @@ class Recorder {
     const auto n = static_cast<std::size_t>(graph_.nodes());
     std::vector<Nanos> previous, start(n), end(n);  // previous: from the second iteration on
     std::vector<std::int32_t> cause(n);
+    // Folding: each node's cause and record end, for the workers that repeat the simulated ones.
+    std::vector<Cause> causes(Map::kFolds ? n : 0);
+    std::vector<Nanos> done_of(Map::kFolds ? n : 0);
     const std::vector<std::int32_t> last = graph_.last_nodes();
     for (std::int32_t it = 0; it < iterations_; ++it) {
       graph_.sweep(it == 0 ? std::span<const Nanos>{} : std::span<const Nanos>(previous), start,
@@ -138,10 +136,13 @@ class Recorder {
             const std::int32_t x = graph_.transfer_of(node);
             const Nanos done = x < 0 ? end[k] : std::max(end[k], end[static_cast<std::size_t>(x)]);
             const auto at = graph_.position(node);
-            for (const std::int32_t w : map_.copies(at.worker)) {
-              t.actions[t.index(static_cast<std::size_t>(w), it,
-                                static_cast<std::size_t>(at.index))] = {start[k], done,
-                                                                        ref(why, w, t)};
+            const std::int32_t w = map_.self(at.worker);
+            t.actions[t.index(static_cast<std::size_t>(w), it,
+                              static_cast<std::size_t>(at.index))] = {start[k], done,
+                                                                      ref(why, w, t)};
+            if constexpr (Map::kFolds) {
+              causes[k] = why;
+              done_of[k] = done;
             }
             break;
           }
@@ -149,17 +150,8 @@ class Recorder {
             const std::int32_t x = graph_.transfer_index(node);
             const auto send = graph_.position(graph_.transfer_send(x));
             const std::int32_t to = graph_.position(graph_.transfer_recv(x)).worker;
-            for (const std::int32_t w : map_.copies(send.worker)) {
-              t.transfers[transfer_record(map_.transfer(x, send.worker, w), it)] = {
-                  start[k],
-                  end[k],
-                  w,
-                  map_.worker(to, w, false),
-                  static_cast<std::int32_t>(t.index(static_cast<std::size_t>(w), it,
-                                                    static_cast<std::size_t>(send.index))),
-                  it,
-                  ref(why, w, t)};
-            }
+            transfer(x, send, to, map_.self(send.worker), it, start[k], end[k], why, t);
+            if constexpr (Map::kFolds) causes[k] = why;
             break;
           }
           case NodeKindG::kCollective: {
@@ -175,6 +167,7 @@ class Recorder {
             break;
         }
       }
+      if constexpr (Map::kFolds) repeat(it, start, end, done_of, causes, t);
       Nanos& iteration_end = t.iteration_ends[static_cast<std::size_t>(it)];
       for (const std::int32_t node : last)
         iteration_end = std::max(iteration_end, end[static_cast<std::size_t>(node)]);
@@ -196,6 +189,44 @@ class Recorder {
     std::int32_t at = 0;
     bool shared = false;
   };
+
+  /// Records transfer `x` (sent from list position `send`, received by graph worker `to`) as
+  /// whole worker `w` sends it.
+  void transfer(std::int32_t x, ExecutionGraph::Position send, std::int32_t to, std::int32_t w,
+                std::int32_t it, Nanos start, Nanos end, const Cause& why, Timeline& t) const {
+    t.transfers[transfer_record(map_.transfer(x, send.worker, w), it)] = {
+        start,
+        end,
+        w,
+        map_.worker(to, w, false),
+        static_cast<std::int32_t>(
+            t.index(static_cast<std::size_t>(w), it, static_cast<std::size_t>(send.index))),
+        it,
+        ref(why, w, t)};
+  }
+
+  /// Writes iteration `it`'s records of every simulated worker for the other workers that repeat
+  /// it, one worker's list after another (so the writes run front to back).
+  void repeat(std::int32_t it, std::span<const Nanos> start, std::span<const Nanos> end,
+              std::span<const Nanos> done, std::span<const Cause> causes, Timeline& t) const {
+    for (std::int32_t r = 0; r < graph_.workers(); ++r) {
+      const auto [first_send, last_send] = map_.sends(r);
+      for (const std::int32_t w : map_.copies(r)) {
+        if (w == map_.self(r)) continue;
+        const std::size_t base = t.index(static_cast<std::size_t>(w), it, 0);
+        for (std::int32_t i = 0; i < graph_.list_size(r); ++i) {
+          const auto k = static_cast<std::size_t>(graph_.node(r, i));
+          t.actions[base + static_cast<std::size_t>(i)] = {start[k], done[k], ref(causes[k], w, t)};
+        }
+        for (std::int32_t x = first_send; x < last_send; ++x) {
+          const auto k = static_cast<std::size_t>(graph_.transfer_node(x));
+          transfer(x, graph_.position(graph_.transfer_send(x)),
+                   graph_.position(graph_.transfer_recv(x)).worker, w, it, start[k], end[k],
+                   causes[k], t);
+        }
+      }
+    }
+  }
 
   [[nodiscard]] std::size_t transfer_record(std::int32_t transfer, std::int32_t it) const {
     return static_cast<std::size_t>(it) * static_cast<std::size_t>(transfers_) +

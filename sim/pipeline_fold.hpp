@@ -1,5 +1,5 @@
 // Folding identical pipelines: pipelines that run the same lists at the same costs run at the
-// same times, so the simulator runs one of each and copies its records to the others.
+// same times, so the simulator runs one of each and writes its records for the others too.
 //
 // A pipeline folds onto an earlier one when
 //  - both have every stage's worker, run only their own micro-batches and appear in no route;
@@ -12,9 +12,11 @@
 // optimizer barrier, which start when the last of their members arrives: a folded pipeline arrives
 // with the one it folds onto, so those start at the same times; the all-reduce still spans every
 // peer (Cluster::set_absent_ring_peers counts the folded ones). Ties go to the first member in list
-// order, which is the one kept. The run is therefore the one the whole schedule gives, record for
-// record (tests/sim/pipeline_fold_test.cpp compares them), at the cost of one pipeline per class
-// plus writing the records: a fault-free iteration of DP 128 pipelines simulates one of them.
+// order, which is the one kept; a cause that came through the barrier or an all-reduce stays with
+// the worker that arrived last, any other moves to the repeating worker's own pipeline. The run is
+// therefore the one the whole schedule gives, record for record (tests/sim/pipeline_fold_test.cpp
+// compares them), at the cost of one pipeline per class plus writing the records: a fault-free
+// iteration of DP 128 pipelines simulates one of them.
 #pragma once
 
 #include <cstdint>

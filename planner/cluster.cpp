@@ -38,6 +38,10 @@ Nanos Cluster::transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noex
 }
 
 Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept {
+  if (!all_reduce_times_.empty() && !peers.empty()) {
+    const auto stage = static_cast<std::size_t>(peers.front().stage);
+    if (stage < all_reduce_times_.size()) return all_reduce_times_[stage];
+  }
   const auto n = static_cast<std::int32_t>(peers.size()) + absent_ring_peers_;
   if (free_ || n <= 1 || peers.empty()) return 0;
   bool one_node = absent_ring_peers_ == 0;

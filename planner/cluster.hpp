@@ -21,6 +21,8 @@
 
 #include <cstdint>
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "core/units.hpp"
 #include "planner/schedule.hpp"
@@ -68,6 +70,11 @@ class Cluster {
   void set_absent_ring_peers(std::int32_t peers) noexcept { absent_ring_peers_ = peers; }
   [[nodiscard]] std::int32_t absent_ring_peers() const noexcept { return absent_ring_peers_; }
 
+  /// Every all-reduce of stage s takes `times[s]`, whoever its peers: a schedule simulated in
+  /// place of a larger one keeps the larger one's all-reduces (sim/pipeline_fold.hpp). Empty (the
+  /// default): timed from the peers.
+  void set_all_reduce_times(std::vector<Nanos> times) { all_reduce_times_ = std::move(times); }
+
  private:
   [[nodiscard]] std::int64_t rank(WorkerId worker) const noexcept {
     return static_cast<std::int64_t>(worker.dp) * pp_ + worker.stage;
@@ -81,6 +88,7 @@ class Cluster {
   Link inter_;
   BytesPerSecond bus_bandwidth_ = 0;  ///< > 0: the all-reduce's, measured
   std::int32_t absent_ring_peers_ = 0;
+  std::vector<Nanos> all_reduce_times_;  ///< per stage; empty: timed from the peers
 };
 
 }  // namespace recycle::planner

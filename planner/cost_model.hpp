@@ -4,6 +4,7 @@
 // times (`--costs F,I,W`: a free network and a free optimizer, so results can be checked by hand).
 #pragma once
 
+#include <span>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct CostModel {
   [[nodiscard]] Bytes held_bytes(std::int32_t virtual_stage) const noexcept;
   /// Bytes the all-reduce of `stage`'s gradients moves.
   [[nodiscard]] Bytes gradient_bytes(std::int32_t stage) const noexcept;
+  /// The all-reduce of `stage`'s gradients over `peers` on the cluster.
+  [[nodiscard]] Nanos all_reduce_time(std::int32_t stage,
+                                      std::span<const WorkerId> peers) const noexcept {
+    return cluster.all_reduce_time(peers, gradient_bytes(stage));
+  }
   /// Bytes a worker of `stage` keeps whatever it runs (state_bytes).
   [[nodiscard]] Bytes kept_bytes(std::int32_t stage) const noexcept;
 };

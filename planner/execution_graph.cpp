@@ -25,7 +25,7 @@ struct ModelDurations {
     return model.cluster.transfer_time(from, to, model.send_bytes(send));
   }
   [[nodiscard]] Nanos all_reduce(std::int32_t stage, std::span<const WorkerId> peers) const {
-    return model.cluster.all_reduce_time(peers, model.gradient_bytes(stage));
+    return model.all_reduce_time(stage, peers);
   }
 };
 
@@ -53,6 +53,16 @@ std::vector<Action> implied_actions(const WorkerSchedule& worker) {
     }
   }
   return out;
+}
+
+std::vector<std::vector<WorkerId>> all_reduce_peers(const Schedule& schedule) {
+  const std::int32_t pp = schedule.layout.pp;
+  std::vector<std::vector<WorkerId>> peers(static_cast<std::size_t>(std::max(pp, 0)));
+  for (const WorkerSchedule& ws : schedule.workers) {
+    if (ws.id.stage >= 0 && ws.id.stage < pp)
+      peers[static_cast<std::size_t>(ws.id.stage)].push_back(ws.id);
+  }
+  return peers;
 }
 
 ExecutionGraph::ExecutionGraph(const Schedule& schedule, const CostModel& model,
@@ -251,11 +261,7 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
   next += static_cast<std::int32_t>(ends.size());
 
   // One all-reduce per stage with live workers, then the barrier.
-  std::vector<std::vector<WorkerId>> peers(static_cast<std::size_t>(std::max(layout.pp, 0)));
-  for (const WorkerSchedule& ws : schedule.workers) {
-    if (ws.id.stage >= 0 && ws.id.stage < layout.pp)
-      peers[static_cast<std::size_t>(ws.id.stage)].push_back(ws.id);
-  }
+  const std::vector<std::vector<WorkerId>> peers = all_reduce_peers(schedule);
   std::vector<std::int32_t> collective_of(peers.size(), -1);
   const std::int32_t first_collective = next;
   for (std::size_t s = 0; s < peers.size(); ++s) {

@@ -59,6 +59,10 @@ struct GraphOptions {
 /// order, after its last action (the runtime all-reduces and steps after the schedule).
 [[nodiscard]] std::vector<Action> implied_actions(const WorkerSchedule& worker);
 
+/// The peers of each stage's gradient all-reduce (indexed by stage, size pp): every listed worker
+/// of the stage, in list order.
+[[nodiscard]] std::vector<std::vector<WorkerId>> all_reduce_peers(const Schedule& schedule);
+
 /// Duration of an action on a worker (compute, OPT; SEND/RECV/REDUCE_GRAD take their time from
 /// the network, so their duration here is ignored).
 using ActionDuration = std::function<Nanos(WorkerId, const Action&)>;

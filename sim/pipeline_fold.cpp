@@ -34,7 +34,7 @@ std::optional<PipelineFold> fold_pipelines(const Schedule& schedule,
                                            const planner::CostModel& model) {
   const planner::Layout& layout = schedule.layout;
   const std::vector<planner::WorkerSchedule>& workers = schedule.workers;
-  if (layout.dp < 2 || !model.cluster.pipelines_interchangeable()) return std::nullopt;
+  if (layout.dp < 2) return std::nullopt;
   for (std::size_t i = 1; i < workers.size(); ++i) {
     if (!(workers[i - 1].id < workers[i].id)) return std::nullopt;
   }
@@ -61,14 +61,24 @@ std::optional<PipelineFold> fold_pipelines(const Schedule& schedule,
   const auto list = [&](std::size_t d, std::size_t s) -> const std::vector<Action>& {
     return workers[static_cast<std::size_t>(first[d]) + s].actions;
   };
+  // Where a pipeline starts within its node: pipelines that start at the same offset have the same
+  // workers on the same nodes (planner/cluster.hpp places rank dp x pp + stage), so the same
+  // transfers stay inside a node.
+  const planner::Cluster& cluster = model.cluster;
+  const auto offset = [&](std::size_t d) -> std::int64_t {
+    if (cluster.pipelines_interchangeable()) return 0;
+    return static_cast<std::int64_t>(d) * layout.pp * cluster.tensor_parallel() %
+           cluster.gpus_per_node();
+  };
   std::vector<std::uint64_t> hash(dp, 0);
   for (std::size_t d = 0; d < dp; ++d) {
     if (first[d] < 0) continue;
-    std::uint64_t h = 14695981039346656037ULL;  // FNV-1a over the steps
+    std::uint64_t h = 14695981039346656037ULL;  // FNV-1a over the offset and the steps
     const auto mix = [&h](std::int64_t v) {
       h ^= static_cast<std::uint64_t>(v);
       h *= 1099511628211ULL;
     };
+    mix(offset(d));
     bool own = true;
     for (std::size_t s = 0; s < pp && own; ++s) {
       mix(static_cast<std::int64_t>(list(d, s).size()));
@@ -92,7 +102,7 @@ std::optional<PipelineFold> fold_pipelines(const Schedule& schedule,
     std::vector<std::int32_t>& firsts = classes[hash[d]];
     for (const std::int32_t c : firsts) {
       const auto e = static_cast<std::size_t>(c);
-      bool same = true;
+      bool same = offset(d) == offset(e);
       for (std::size_t s = 0; s < pp && same; ++s) {
         same = std::equal(list(d, s).begin(), list(d, s).end(), list(e, s).begin(),
                           list(e, s).end(), same_step);

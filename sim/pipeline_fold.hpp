@@ -4,19 +4,19 @@
 // A pipeline folds onto an earlier one when
 //  - both have every stage's worker, run only their own micro-batches and appear in no route;
 //  - their workers' lists are the same action for action (the owner aside);
-//  - the cluster makes pipelines interchangeable (planner/cluster.hpp: a free network, or every
-//    pipeline on whole nodes of its own), so every transfer of one costs what the same transfer
-//    of the other costs, and two DP peers of a stage never share a node;
+//  - both start at the same offset within a node (planner/cluster.hpp places rank dp x pp + stage
+//    on consecutive GPUs; any offset when the network is free or every pipeline fills whole
+//    nodes), so every transfer of one costs what the same transfer of the other costs;
 //  - the schedule lists its workers sorted by (dp, stage), as schedules do.
 // Such pipelines touch the rest of the schedule only through each stage's all-reduce and the
 // optimizer barrier, which start when the last of their members arrives: a folded pipeline arrives
-// with the one it folds onto, so those start at the same times; the all-reduce still spans every
-// peer (Cluster::set_absent_ring_peers counts the folded ones). Ties go to the first member in list
-// order, which is the one kept; a cause that came through the barrier or an all-reduce stays with
-// the worker that arrived last, any other moves to the repeating worker's own pipeline. The run is
-// therefore the one the whole schedule gives, record for record (tests/sim/pipeline_fold_test.cpp
-// compares them), at the cost of one pipeline per class plus writing the records: a fault-free
-// iteration of DP 128 pipelines simulates one of them.
+// with the one it folds onto, so those start at the same times; each all-reduce keeps the time the
+// whole schedule's peers give it (Cluster::set_all_reduce_times). Ties go to the first member in
+// list order, which is the one kept; a cause that came through the barrier or an all-reduce stays
+// with the worker that arrived last, any other moves to the repeating worker's own pipeline. The
+// run is therefore the one the whole schedule gives, record for record
+// (tests/sim/pipeline_fold_test.cpp compares them), at the cost of one pipeline per class plus
+// writing the records: a fault-free iteration of DP 128 pipelines simulates one of them.
 #pragma once
 
 #include <cstdint>

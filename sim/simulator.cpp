@@ -333,9 +333,14 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   run.options = std::move(options);
   if (run.options.fold_pipelines) {
     if (const std::optional<PipelineFold> fold = fold_pipelines(schedule, run.model)) {
+      // Each stage's all-reduce still spans every peer of the whole schedule.
       CostModel folded = run.model;
-      folded.cluster.set_absent_ring_peers(run.model.cluster.absent_ring_peers() +
-                                           fold->folded_pipelines);
+      const std::vector<std::vector<planner::WorkerId>> peers = planner::all_reduce_peers(schedule);
+      std::vector<Nanos> all_reduce(peers.size(), 0);
+      for (std::size_t s = 0; s < peers.size(); ++s) {
+        all_reduce[s] = run.model.all_reduce_time(static_cast<std::int32_t>(s), peers[s]);
+      }
+      folded.cluster.set_all_reduce_times(std::move(all_reduce));
       std::optional<Ran> ran;
       try {
         ran = run_graph(fold->schedule, folded, run.options, &*fold, &schedule);

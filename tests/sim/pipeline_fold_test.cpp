@@ -78,7 +78,11 @@ std::optional<Case> random_case(Rng& rng) {
     if (draw(2) == 0) costs.optimizer.assign(static_cast<std::size_t>(layout.pp), 1 + draw(3));
     out.model = planner::CostModel::compute_only(costs);
   } else {
-    if (network == 2) layout.pp = 3;  // across node boundaries with TP 1
+    if (network == 2) {
+      // Across node boundaries with TP 1: pipeline d starts at GPU 3d, so d and d + 8 sit alike.
+      layout.pp = 3;
+      layout.dp = 8 + draw(9);
+    }
     out.model = random_profile_model(rng, layout, network == 1);
   }
   out.options.iterations = 1 + draw(3);
@@ -250,14 +254,26 @@ TEST_CASE("which pipelines fold") {
     std::swap(s.workers[0], s.workers[1]);
     CHECK(!sim::fold_pipelines(s, gen.model));
   }
-  SUBCASE("pipelines that straddle nodes differently: nothing folds") {
-    const Layout three{4, 3, 6, 1};
+  SUBCASE("pipelines that straddle nodes fold onto those that sit alike") {
+    // TP 1, 3 stages, 8 GPUs per node: pipeline d starts at GPU 3d, at offset 3d mod 8 in its
+    // node; 3 and 8 are coprime, so pipelines 0-7 sit at 8 different offsets and d + 8 sits as d.
     Rng rng(7);
-    const planner::CostModel model = random_profile_model(rng, three, false);
-    REQUIRE(!model.cluster.pipelines_interchangeable());
-    planner::GeneratorOptions g;
-    g.layout = three;
-    g.model = model;
-    CHECK(!sim::fold_pipelines(planner::generate_fault_free("1f1b", g), model));
+    for (const std::int32_t pipelines : {8, 16}) {
+      const Layout three{pipelines, 3, 6, 1};
+      const planner::CostModel model = random_profile_model(rng, three, false);
+      REQUIRE(!model.cluster.pipelines_interchangeable());
+      planner::GeneratorOptions g;
+      g.layout = three;
+      g.model = model;
+      const auto fold = sim::fold_pipelines(planner::generate_fault_free("1f1b", g), model);
+      if (pipelines == 8) {
+        CHECK(!fold);
+      } else {
+        REQUIRE(fold);
+        CHECK(fold->folded_pipelines == 8);
+        for (std::size_t i = 24; i < 48; ++i)  // worker (d, s) at 3d + s repeats (d - 8, s)
+          CHECK(fold->source[i] == static_cast<std::int32_t>(i - 24));
+      }
+    }
   }
 }

@@ -27,6 +27,8 @@ struct ActionRecord {
   Nanos start = 0;
   Nanos end = 0;
   NodeRef cause;  ///< what ended last among the things it waited for; none for the very first
+
+  friend bool operator==(const ActionRecord&, const ActionRecord&) = default;
 };
 
 /// A SEND's bytes moving from the sender's send queue to the receiver's receive queue; it holds
@@ -39,6 +41,8 @@ struct TransferRecord {
   std::int32_t send_action = 0;  ///< record index of the SEND that posted it
   std::int32_t iteration = 0;
   NodeRef cause;  ///< the SEND, or the transfer that held a queue until it could start
+
+  friend bool operator==(const TransferRecord&, const TransferRecord&) = default;
 };
 
 /// One ring all-reduce of a stage's gradients over its live DP peers.
@@ -48,6 +52,8 @@ struct CollectiveRecord {
   std::int32_t stage = 0;
   std::int32_t iteration = 0;
   NodeRef cause;  ///< the action after which the last peer reached REDUCE_GRAD
+
+  friend bool operator==(const CollectiveRecord&, const CollectiveRecord&) = default;
 };
 
 struct Timeline {

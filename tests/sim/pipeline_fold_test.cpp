@@ -132,8 +132,13 @@ std::optional<Case> random_case(Rng& rng) {
   return out;
 }
 
-bool same(const sim::NodeRef& a, const sim::NodeRef& b) {
-  return a == b;
+/// The first record where two record vectors differ, or "".
+template <class Record>
+std::string first_difference(const std::vector<Record>& x, const std::vector<Record>& y,
+                             const std::string& what) {
+  if (x.size() != y.size()) return what + " count";
+  const auto at = std::mismatch(x.begin(), x.end(), y.begin());
+  return at.first == x.end() ? "" : what + " record " + std::to_string(at.first - x.begin());
 }
 
 /// The first difference between two runs, or "" when they are the same.
@@ -144,30 +149,10 @@ std::string difference(const sim::SimRun& a, const sim::SimRun& b) {
   if (x.iterations != y.iterations || x.first_record != y.first_record) return "record layout";
   if (x.iteration_ends != y.iteration_ends) return "iteration ends";
   if (x.events != y.events) return "events";
-  if (x.actions.size() != y.actions.size()) return "action count";
-  for (std::size_t i = 0; i < x.actions.size(); ++i) {
-    if (x.actions[i].start != y.actions[i].start || x.actions[i].end != y.actions[i].end ||
-        !same(x.actions[i].cause, y.actions[i].cause)) {
-      return "action record " + std::to_string(i);
-    }
-  }
-  if (x.transfers.size() != y.transfers.size()) return "transfer count";
-  for (std::size_t i = 0; i < x.transfers.size(); ++i) {
-    const sim::TransferRecord& p = x.transfers[i];
-    const sim::TransferRecord& q = y.transfers[i];
-    if (p.start != q.start || p.end != q.end || p.from != q.from || p.to != q.to ||
-        p.send_action != q.send_action || p.iteration != q.iteration || !same(p.cause, q.cause)) {
-      return "transfer record " + std::to_string(i);
-    }
-  }
-  if (x.collectives.size() != y.collectives.size()) return "collective count";
-  for (std::size_t i = 0; i < x.collectives.size(); ++i) {
-    const sim::CollectiveRecord& p = x.collectives[i];
-    const sim::CollectiveRecord& q = y.collectives[i];
-    if (p.start != q.start || p.end != q.end || p.stage != q.stage || p.iteration != q.iteration ||
-        !same(p.cause, q.cause)) {
-      return "collective record " + std::to_string(i);
-    }
+  for (const std::string& d : {first_difference(x.actions, y.actions, "action"),
+                               first_difference(x.transfers, y.transfers, "transfer"),
+                               first_difference(x.collectives, y.collectives, "collective")}) {
+    if (!d.empty()) return d;
   }
   return "";
 }

@@ -6,11 +6,13 @@
 
 namespace recycle::executor {
 
-void Abort::raise(const std::string& reason) {
+bool Abort::raise_here(const std::string& reason) {
   std::vector<std::pair<std::condition_variable*, std::mutex*>> watched;
+  bool first = false;
   {
     const std::lock_guard lock(mutex_);
-    if (!raised_) reason_ = reason;
+    first = !raised_;
+    if (first) reason_ = reason;
     raised_ = true;
     watched = watched_;
   }
@@ -18,6 +20,26 @@ void Abort::raise(const std::string& reason) {
     const std::lock_guard lock(*m);  // a waiter between its check and its wait sees the flag
     cv->notify_all();
   }
+  return first;
+}
+
+void Abort::raise(const std::string& reason) {
+  if (!raise_here(reason)) return;
+  std::function<void(const std::string&)> forwarder;
+  {
+    const std::lock_guard lock(mutex_);
+    forwarder = forwarder_;
+  }
+  if (forwarder) forwarder(reason);
+}
+
+void Abort::raise_forwarded(const std::string& reason) {
+  static_cast<void>(raise_here(reason));
+}
+
+void Abort::forward_to(std::function<void(const std::string&)> forwarder) {
+  const std::lock_guard lock(mutex_);
+  forwarder_ = std::move(forwarder);
 }
 
 bool Abort::raised() const {

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <span>
@@ -21,8 +22,12 @@ namespace recycle::executor {
 class Abort {
  public:
   explicit Abort(std::chrono::milliseconds limit) : limit_(limit) {}
-  /// Stops every wait; the first reason is kept.
+  /// Stops every wait; the first reason is kept. The first raise is also handed to the
+  /// forwarder, if one is set (a multi-process run tells the other processes).
   void raise(const std::string& reason);
+  /// Stops every wait for a reason another process forwarded (not forwarded again).
+  void raise_forwarded(const std::string& reason);
+  void forward_to(std::function<void(const std::string&)> forwarder);
   [[nodiscard]] bool raised() const;
   [[nodiscard]] std::string reason() const;
   [[nodiscard]] std::chrono::milliseconds limit() const noexcept { return limit_; }
@@ -31,8 +36,12 @@ class Abort {
 
  private:
   mutable std::mutex mutex_;
+  /// Sets the flag; true when this call raised it first.
+  bool raise_here(const std::string& reason);
+
   bool raised_ = false;
   std::string reason_;
+  std::function<void(const std::string&)> forwarder_;
   std::chrono::milliseconds limit_;
   std::vector<std::pair<std::condition_variable*, std::mutex*>> watched_;
 };

@@ -3,14 +3,24 @@
 namespace recycle::executor {
 
 Heartbeats::Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed)
-    : config_(config), on_failed_(std::move(on_failed)), last_beat_(workers), beating_(workers) {
+    : Heartbeats(workers, config, std::move(on_failed), std::vector<bool>(workers, true), {}) {}
+
+Heartbeats::Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed,
+                       const std::vector<bool>& here, OnBeat on_beat)
+    : config_(config),
+      on_failed_(std::move(on_failed)),
+      on_beat_(std::move(on_beat)),
+      last_beat_(workers),
+      beating_(workers) {
   const Clock::rep now = Clock::now().time_since_epoch().count();
   for (std::size_t w = 0; w < workers; ++w) {
     last_beat_[w] = now;
     beating_[w] = true;
   }
   threads_.reserve(workers + 1);
-  for (std::size_t w = 0; w < workers; ++w) threads_.emplace_back([this, w] { beat(w); });
+  for (std::size_t w = 0; w < workers; ++w) {
+    if (here.at(w)) threads_.emplace_back([this, w] { beat(w); });
+  }
   threads_.emplace_back([this] { monitor(); });
 }
 
@@ -27,6 +37,10 @@ void Heartbeats::stop_beating(std::size_t worker) {
   beating_[worker] = false;
 }
 
+void Heartbeats::heard(std::size_t worker) {
+  last_beat_.at(worker) = Clock::now().time_since_epoch().count();
+}
+
 bool Heartbeats::wait_period() {
   std::unique_lock lock(mutex_);
   return !cv_.wait_for(lock, config_.period, [this] { return stopping_; });
@@ -36,6 +50,7 @@ void Heartbeats::beat(std::size_t worker) {
   do {
     if (!beating_[worker]) return;
     last_beat_[worker] = Clock::now().time_since_epoch().count();
+    if (on_beat_) on_beat_(worker);
   } while (wait_period());
 }
 

@@ -29,14 +29,24 @@ class Heartbeats {
   /// last beat, and when the monitor found it (more than `missed` periods after that beat).
   using OnFailed = std::function<void(std::size_t, Clock::time_point, Clock::time_point)>;
 
+  /// Called by a beater after each beat of its worker (a multi-process run sends it on).
+  using OnBeat = std::function<void(std::size_t)>;
+
   /// Starts one beater per worker and the monitor.
   Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed);
+  /// In a multi-process run: starts beaters only for the workers `here` marks (the others beat
+  /// in their own processes, and their beats arrive through heard()), each beat also handed to
+  /// `on_beat`, and the monitor of every worker.
+  Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed,
+             const std::vector<bool>& here, OnBeat on_beat);
   ~Heartbeats();
   Heartbeats(const Heartbeats&) = delete;
   Heartbeats& operator=(const Heartbeats&) = delete;
 
   /// The worker died: its beater stops.
   void stop_beating(std::size_t worker);
+  /// A beat of `worker` arrived from another process: it counts from now.
+  void heard(std::size_t worker);
 
  private:
   void beat(std::size_t worker);
@@ -46,6 +56,7 @@ class Heartbeats {
 
   HeartbeatConfig config_;
   OnFailed on_failed_;
+  OnBeat on_beat_;
   std::vector<std::atomic<Clock::rep>> last_beat_;
   std::vector<std::atomic<bool>> beating_;
   std::mutex mutex_;

@@ -43,6 +43,7 @@
 #include <string>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -50,6 +51,8 @@
 #include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/heartbeat.hpp"
+#include "executor/message_reduce.hpp"
+#include "executor/peers.hpp"
 #include "executor/runtime.hpp"
 #include "planner/lower.hpp"
 #include "planner/schedule.hpp"
@@ -88,6 +91,7 @@ struct RunState {
 
   B& backend;
   const RunConfig& config;
+  Peers* peers;  ///< the other processes of a multi-process run; null in one process
   planner::Layout layout;
   Clock::time_point start;
   std::mutex mutex;                     ///< guards processed, losses, iteration_end
@@ -99,7 +103,8 @@ struct RunState {
   /// worker (kept only when kills are configured).
   std::vector<std::map<std::int32_t, Params>> snapshots;
 
-  RunState(B& b, const RunConfig& c, const planner::Layout& l) : backend(b), config(c), layout(l) {}
+  RunState(B& b, const RunConfig& c, Peers* p, const planner::Layout& l)
+      : backend(b), config(c), peers(p), layout(l) {}
 
   std::size_t flat(planner::WorkerId id) const {
     return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout.pp) +
@@ -130,9 +135,15 @@ struct Shared {
   std::map<std::int32_t, std::unique_ptr<typename B::Reduce>> reduce;   ///< by virtual stage
   std::map<std::int32_t, std::vector<std::int32_t>> reduce_rank;  ///< v -> rank by dp (-1: none)
   std::unique_ptr<Barrier> barrier;
+  /// With peers, the all-reduces and the barrier go by message (the ranks are in several
+  /// processes), by virtual stage and for the barrier.
+  std::map<std::int32_t, std::unique_ptr<MessageReduce>> message_reduce;
+  std::unique_ptr<MessageReduce> message_barrier;
   const Kill* kill = nullptr;  ///< the kill that strikes while this schedule runs
-  /// Per iteration: how many of this schedule's workers finished it.
+  /// Per iteration: how many of this schedule's workers finished it, as far as this process
+  /// knows (with peers, others' ends arrive by message); and how many of those ran here.
   std::vector<std::atomic<std::int32_t>> finished;
+  std::vector<std::atomic<std::int32_t>> finished_here;
   std::atomic<std::int64_t> kill_ns{-1};
   std::atomic<std::int64_t> detected{-1};  ///< index of the worker reported silent
   std::atomic<std::int64_t> detect_ns{-1};
@@ -150,10 +161,53 @@ struct Shared {
         index(i),
         routes(s),
         abort(r.config.wait_limit),
-        finished(static_cast<std::size_t>(r.config.iterations)) {}
+        finished(static_cast<std::size_t>(r.config.iterations)),
+        finished_here(static_cast<std::size_t>(r.config.iterations)) {}
 
   std::size_t flat(planner::WorkerId id) const { return run.flat(id); }
   std::int64_t now_ns() const { return run.now_ns(); }
+  /// Whether `id` runs in this process.
+  bool here(planner::WorkerId id) const {
+    return run.peers == nullptr || run.peers->here(index.at(id), index.size());
+  }
+
+  /// Hands `data` to worker `reader`'s mailbox, in whichever process it runs.
+  void deliver(planner::WorkerId reader, const MessageKey& key, typename B::Tensor data) {
+    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
+      if (!here(reader)) {
+        run.peers->send(run.peers->process_of(index.at(reader), index.size()), flat(reader), key,
+                        data);
+        return;
+      }
+    }
+    mailboxes[flat(reader)]->deliver(key, std::move(data));
+  }
+  /// Rank `rank`'s part of stage v's gradient all-reduce in iteration `it`.
+  void all_reduce(std::int32_t v, std::int32_t rank, typename B::Tensor& data, std::int64_t it,
+                  const std::string& what) {
+    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
+      if (run.peers != nullptr) {
+        message_reduce.at(v)->all_reduce(static_cast<std::size_t>(rank), data, it, what);
+        return;
+      }
+    }
+    reduce.at(v)->all_reduce(rank, data, what);
+  }
+  /// Worker `rank` of the schedule's list waits for every other (the optimizer barrier).
+  void barrier_wait(std::int32_t rank, std::int64_t it, const std::string& what) {
+    if (run.peers != nullptr) {
+      std::vector<float> none;
+      message_barrier->all_reduce(static_cast<std::size_t>(rank), none, it, what);
+      return;
+    }
+    barrier->wait(rank, what);
+  }
+  /// A worker here finished iteration `it`.
+  void finish(std::int32_t it) {
+    ++finished[static_cast<std::size_t>(it)];
+    ++finished_here[static_cast<std::size_t>(it)];
+    if (run.peers != nullptr) run.peers->forward_finished(it);
+  }
 };
 
 template <class B>
@@ -198,8 +252,8 @@ class Worker {
         if (shared_.abort.raised()) throw Interrupted{};
         const Action& a = schedule_.actions[i];
         if (a.type == ActionType::kOptimizer && !stepped && !shared_.schedule.staggered_optimizer) {
-          shared_.barrier->wait(rank_all(),
-                                "the optimizer barrier of iteration " + std::to_string(it));
+          shared_.barrier_wait(rank_all(), it,
+                               "the optimizer barrier of iteration " + std::to_string(it));
         }
         Input input = fetch(a, it);  // waiting for data is not part of the action
         const std::int64_t start = shared_.now_ns();
@@ -215,7 +269,7 @@ class Worker {
           last = std::max(last, end);
         }
       }
-      ++shared_.finished[static_cast<std::size_t>(it)];
+      shared_.finish(it);
     }
     return true;
   }
@@ -285,8 +339,7 @@ class Worker {
     const WorkerId reader = worker_of(a.owner, reader_v, a.microbatch);
     Tensor moved = backend_.send(std::move(found->second), w_, shared_.index.at(reader));
     outbox_.erase(found);
-    shared_.mailboxes[shared_.flat(reader)]->deliver({kind, reader_v, a.owner, a.microbatch, it},
-                                                     std::move(moved));
+    shared_.deliver(reader, {kind, reader_v, a.owner, a.microbatch, it}, std::move(moved));
   }
 
   Input fetch(const Action& a, std::int64_t it) {
@@ -343,11 +396,11 @@ class Worker {
     chunks_.erase(found);
   }
 
-  void reduce(const Action& a) {
+  void reduce(const Action& a, std::int64_t it) {
     const std::int32_t v = a.virtual_stage;
     const std::int32_t rank = shared_.reduce_rank.at(v)[static_cast<std::size_t>(id_.dp)];
-    shared_.reduce.at(v)->all_reduce(rank, params_.at(v).gradients(),
-                                     "the gradient all-reduce of " + where(a));
+    shared_.all_reduce(v, rank, params_.at(v).gradients(), it,
+                       "the gradient all-reduce of " + where(a));
   }
 
   void execute(const Action& a, std::int64_t it, const Input& input) {
@@ -376,7 +429,7 @@ class Worker {
       case ActionType::kRecvB:
         break;  // posted: the compute that needs the data waits for it
       case ActionType::kReduceGrad:
-        reduce(a);
+        reduce(a, it);
         break;
       case ActionType::kOptimizer:
         params_.at(a.virtual_stage)
@@ -400,62 +453,140 @@ class Worker {
   std::map<LocalKey, Tensor> outbox_;  ///< outputs waiting for their SEND
 };
 
-/// Runs `schedule` from iteration `first` until the end or until a kill is detected; returns the
-/// first iteration not finished by every worker (config.iterations when all finished).
+/// With peers: the all-reduce of `members` (in rank order) by message; `group` names it.
 template <class B>
-std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, std::int32_t first,
-                         const Kill* kill, const std::map<planner::WorkerId, std::size_t>& index,
-                         RunResult& result) {
+std::unique_ptr<MessageReduce> message_reduce(Shared<B>& shared, std::int32_t group,
+                                              std::vector<planner::WorkerId> members) {
+  if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
+    const std::size_t ranks = members.size();
+    return std::make_unique<MessageReduce>(
+        ranks, group,
+        [&shared, members](std::size_t to, const MessageKey& key, std::vector<float> data) {
+          shared.deliver(members[to], key, std::move(data));
+        },
+        [&shared, members](std::size_t rank) -> Mailbox<>& {
+          return *shared.mailboxes[shared.flat(members[rank])];
+        });
+  } else {
+    RECYCLE_ASSERT(false, "only host tensors travel between processes");
+    return nullptr;
+  }
+}
+
+/// What the processes agree on when a schedule stops (one process: its own facts).
+struct Agreed {
+  std::int64_t kill_ns = -1;
+  std::int64_t detected = -1;  ///< the worker first found silent (schedule index), -1: none
+  std::int64_t detect_ns = -1;
+  std::int64_t last_beat_ns = -1;
+  std::int64_t last_iteration = -1;
+  std::optional<std::string> error;  ///< an abort raised, when nothing was found silent
+
+  explicit Agreed(const std::vector<SegmentFacts>& all) {
+    for (const SegmentFacts& f : all) {
+      kill_ns = std::max(kill_ns, f.kill_ns);
+      last_iteration = std::max(last_iteration, f.last_iteration);
+      if (f.detected >= 0 && (detected < 0 || f.detect_ns < detect_ns)) {
+        detected = f.detected;
+        detect_ns = f.detect_ns;
+        last_beat_ns = f.last_beat_ns;
+      }
+      if (f.raised != 0 && !error) error = std::string(f.reason.data());
+    }
+  }
+};
+
+/// Runs `schedule` (the run's schedule number `segment`) from iteration `first` until the end or
+/// until a kill is detected; returns the first iteration not finished by every worker
+/// (config.iterations when all finished). With peers, only this process's workers run here.
+template <class B>
+std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, std::int32_t segment,
+                         std::int32_t first, const Kill* kill,
+                         const std::map<planner::WorkerId, std::size_t>& index, RunResult& result) {
   const planner::Layout& layout = schedule.layout;
+  Peers* const peers = run.peers;
   Shared<B> shared(run, schedule, index);
   shared.kill = kill;
   shared.mailboxes.resize(static_cast<std::size_t>(layout.workers()));
   for (auto& m : shared.mailboxes) m = std::make_unique<Mailbox<typename B::Tensor>>(shared.abort);
-  std::map<std::int32_t, std::vector<std::int32_t>> peers;  // v -> live dps, ascending
+  std::map<std::int32_t, std::vector<std::int32_t>> replicas;  // v -> live dps, ascending
   for (const planner::WorkerSchedule& w : schedule.workers) {
     for (const planner::Action& a : w.actions) {
       if (a.type != planner::ActionType::kReduceGrad) continue;
-      auto& list = peers[a.virtual_stage];
+      auto& list = replicas[a.virtual_stage];
       if (std::find(list.begin(), list.end(), w.id.dp) == list.end()) list.push_back(w.id.dp);
     }
   }
-  for (auto& [v, list] : peers) {
+  for (auto& [v, list] : replicas) {
     std::sort(list.begin(), list.end());
     std::vector<std::int32_t> rank(static_cast<std::size_t>(layout.dp), -1);
-    std::vector<std::size_t> members;
+    std::vector<planner::WorkerId> members;
     for (std::size_t r = 0; r < list.size(); ++r) {
       rank[static_cast<std::size_t>(list[r])] = static_cast<std::int32_t>(r);
-      members.push_back(index.at({list[r], v % layout.pp}));
+      members.push_back({list[r], v % layout.pp});
     }
     shared.reduce_rank[v] = std::move(rank);
-    shared.reduce[v] = run.backend.make_reduce(std::move(members), shared.abort);
+    if (peers != nullptr) {
+      shared.message_reduce[v] = message_reduce(shared, v, std::move(members));
+      continue;
+    }
+    std::vector<std::size_t> ranks;
+    for (const planner::WorkerId& id : members) ranks.push_back(index.at(id));
+    shared.reduce[v] = run.backend.make_reduce(std::move(ranks), shared.abort);
   }
-  shared.barrier =
-      std::make_unique<Barrier>(static_cast<std::int32_t>(schedule.workers.size()), shared.abort);
+  if (peers != nullptr) {
+    std::vector<planner::WorkerId> all;
+    for (const planner::WorkerSchedule& w : schedule.workers) all.push_back(w.id);
+    shared.message_barrier = message_reduce(shared, -1, std::move(all));
+  } else {
+    shared.barrier =
+        std::make_unique<Barrier>(static_cast<std::int32_t>(schedule.workers.size()), shared.abort);
+  }
   for (const auto& [from, to] : send_pairs(schedule))
     run.backend.connect(index.at(from), index.at(to));
 
-  std::vector<std::unique_ptr<Worker<B>>> workers;
-  for (std::size_t i = 0; i < schedule.workers.size(); ++i)
-    workers.push_back(std::make_unique<Worker<B>>(shared, i));
+  std::vector<bool> here;
+  std::vector<std::unique_ptr<Worker<B>>> workers;  // null: a worker of another process
+  for (std::size_t i = 0; i < schedule.workers.size(); ++i) {
+    here.push_back(shared.here(schedule.workers[i].id));
+    workers.push_back(here.back() ? std::make_unique<Worker<B>>(shared, i) : nullptr);
+  }
   std::vector<std::size_t> timeline_start;
   for (const planner::WorkerSchedule& w : schedule.workers)
     timeline_start.push_back(result.workers[index.at(w.id)].timeline.size());
+  if (peers != nullptr) {
+    SegmentLinks links;
+    links.segment = segment;
+    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
+      for (auto& m : shared.mailboxes) links.mailboxes.push_back(m.get());
+    }
+    links.abort = &shared.abort;
+    links.finished = &shared.finished;
+    peers->open(std::move(links));
+    shared.abort.forward_to([peers](const std::string& reason) { peers->forward_abort(reason); });
+    peers->barrier();  // every process delivers this schedule's messages before any is sent
+  }
   std::optional<Heartbeats> heartbeats;
   if (kill != nullptr) {
-    heartbeats.emplace(schedule.workers.size(), run.config.heartbeat,
-                       [&](std::size_t worker, Clock::time_point last, Clock::time_point when) {
-                         shared.last_beat_ns = run.ns_since_start(last);
-                         shared.detect_ns = run.ns_since_start(when);
-                         shared.detected = static_cast<std::int64_t>(worker);
-                         shared.abort.raise("worker " +
-                                            planner::to_string(schedule.workers[worker].id) +
-                                            " missed its heartbeats");
-                       });
+    auto on_failed = [&](std::size_t worker, Clock::time_point last, Clock::time_point when) {
+      shared.last_beat_ns = run.ns_since_start(last);
+      shared.detect_ns = run.ns_since_start(when);
+      shared.detected = static_cast<std::int64_t>(worker);
+      shared.abort.raise("worker " + planner::to_string(schedule.workers[worker].id) +
+                         " missed its heartbeats");
+    };
+    if (peers != nullptr) {
+      heartbeats.emplace(schedule.workers.size(), run.config.heartbeat, std::move(on_failed), here,
+                         [peers](std::size_t worker) { peers->forward_beat(worker); });
+      peers->listen(&*heartbeats);
+    } else {
+      heartbeats.emplace(schedule.workers.size(), run.config.heartbeat, std::move(on_failed));
+    }
     shared.heartbeats = &*heartbeats;
   }
   std::vector<std::thread> threads;
   for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (!here[i]) continue;
     threads.emplace_back([&, i] {
       const std::size_t w = index.at(schedule.workers[i].id);
       WorkerRun& out = result.workers[w];
@@ -484,13 +615,37 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
         lock, shared.detection, shared.abort, [&] { return shared.detected >= 0; },
         "the heartbeat monitor to find worker " + planner::to_string(kill->worker) + " silent");
   }
+  if (peers != nullptr) {
+    peers->barrier();  // every process's workers have stopped: the beats may stop too
+    peers->listen(nullptr);
+  }
   heartbeats.reset();
-  if (shared.detected < 0) {
-    if (shared.abort.raised()) throw std::runtime_error(shared.abort.reason());
+  if (peers != nullptr) {
+    peers->close();
+    shared.abort.forward_to({});
+  }
+
+  SegmentFacts mine;
+  mine.kill_ns = shared.kill_ns;
+  mine.detected = shared.detected;
+  mine.detect_ns = shared.detect_ns;
+  mine.last_beat_ns = shared.last_beat_ns;
+  for (const auto& worker : workers) {
+    if (worker)
+      mine.last_iteration = std::max<std::int64_t>(mine.last_iteration, worker->iteration());
+  }
+  if (shared.abort.raised()) {
+    mine.raised = 1;
+    const std::string reason = shared.abort.reason();
+    reason.copy(mine.reason.data(), std::min(reason.size(), mine.reason.size() - 1));
+  }
+  const Agreed agreed(peers != nullptr ? peers->agree(mine) : std::vector<SegmentFacts>{mine});
+  if (agreed.detected < 0) {
+    if (agreed.error) throw std::runtime_error(*agreed.error);
     return run.config.iterations;
   }
-  const planner::WorkerId silent = schedule.workers[static_cast<std::size_t>(shared.detected)].id;
-  if (kill == nullptr || silent != kill->worker || shared.kill_ns < 0) {
+  const planner::WorkerId silent = schedule.workers[static_cast<std::size_t>(agreed.detected)].id;
+  if (kill == nullptr || silent != kill->worker || agreed.kill_ns < 0) {
     throw InputError("--heartbeat-ms",
                      "worker " + planner::to_string(silent) + " missed " +
                          std::to_string(run.config.heartbeat.missed) + " beats of " +
@@ -500,21 +655,24 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
   }
 
   // Drop every iteration some worker did not finish.
+  std::vector<std::int32_t> finished;
+  for (const auto& count : shared.finished_here) finished.push_back(count);
+  if (peers != nullptr) finished = peers->sum(finished);
   const auto live = static_cast<std::int32_t>(schedule.workers.size());
   std::int32_t resume = first;
-  while (resume < run.config.iterations &&
-         shared.finished[static_cast<std::size_t>(resume)] == live)
+  while (resume < run.config.iterations && finished[static_cast<std::size_t>(resume)] == live)
     ++resume;
   Recovery recovery;
   recovery.killed = kill->worker;
-  recovery.kill_ns = shared.kill_ns;
-  recovery.detect_ns = shared.detect_ns;
-  recovery.last_beat_ns = shared.last_beat_ns;
+  recovery.kill_ns = agreed.kill_ns;
+  recovery.detect_ns = agreed.detect_ns;
+  recovery.last_beat_ns = agreed.last_beat_ns;
   recovery.resumed_at = resume;
+  recovery.dropped_iterations =
+      std::max<std::int32_t>(0, static_cast<std::int32_t>(agreed.last_iteration) - resume + 1);
   for (std::size_t i = 0; i < workers.size(); ++i) {
+    if (!here[i]) continue;
     const planner::WorkerId id = schedule.workers[i].id;
-    recovery.dropped_iterations =
-        std::max(recovery.dropped_iterations, workers[i]->iteration() - resume + 1);
     auto& timeline = result.workers[index.at(id)].timeline;
     for (std::size_t t = timeline_start[i]; t < timeline.size(); ++t)
       timeline[t].dropped = timeline[t].iteration >= resume;
@@ -526,16 +684,20 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
     run.params[run.flat(id)] = std::move(kept->second);
     snapshots.clear();
   }
+  std::vector<std::int32_t> dropped{0};  // losses computed here in the dropped iterations
   for (std::int32_t it = resume; it < run.config.iterations; ++it) {
     run.iteration_end[static_cast<std::size_t>(it)] = 0;
     for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
       for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
         const std::size_t slot = run.slot(it, owner, mb);
-        recovery.dropped_microbatches += run.processed[slot];
+        dropped.front() += run.processed[slot];
         run.processed[slot] = 0;
+        run.losses[slot] = 0;
       }
     }
   }
+  if (peers != nullptr) dropped = peers->sum(dropped);
+  recovery.dropped_microbatches = dropped.front();
   result.recoveries.push_back(recovery);
   return resume;
 }
@@ -547,14 +709,14 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
 /// backend's limits: memory, placement).
 template <class B, class Check>
 RunResult run_schedule(B& backend, const planner::Schedule& schedule, const RunConfig& config,
-                       Check&& check) {
+                       Check&& check, Peers* peers = nullptr) {
   using namespace detail;
   if (config.iterations < 1) throw InputError("--iterations", "must be at least 1");
   const std::vector<planner::Schedule> plans = checked_plans(schedule, config);
   for (const planner::Schedule& plan : plans) check(plan);
   const planner::Layout& layout = plans.front().layout;
 
-  RunState<B> run(backend, config, layout);
+  RunState<B> run(backend, config, peers, layout);
   const std::size_t slots = static_cast<std::size_t>(config.iterations) *
                             static_cast<std::size_t>(layout.dp) *
                             static_cast<std::size_t>(layout.microbatches);
@@ -578,20 +740,24 @@ RunResult run_schedule(B& backend, const planner::Schedule& schedule, const RunC
   run.snapshots.resize(static_cast<std::size_t>(layout.workers()));
   RunResult result;
   std::map<planner::WorkerId, std::size_t> index;
-  for (const auto& [id, stages] : stages_held(plans.front())) {
+  const auto held = stages_held(plans.front());
+  for (const auto& [id, stages] : held) {
     const std::size_t w = result.workers.size();
     index[id] = w;
     result.workers.emplace_back().id = id;
+    if (peers != nullptr && !peers->here(w, held.size())) continue;
     for (const std::int32_t v : stages)
       run.params[run.flat(id)].emplace(v, backend.make_stage(w, config.shape, v, config.seed));
   }
 
+  if (peers != nullptr) peers->barrier();  // one start for every process's clock
   run.start = Clock::now();
   std::int32_t next = 0;
   for (std::size_t segment = 0; next < config.iterations; ++segment) {
     const Kill* kill = segment < config.kills.size() ? &config.kills[segment] : nullptr;
     result.segment_start.push_back(next);
-    next = run_segment(run, plans[segment], next, kill, index, result);
+    next = run_segment(run, plans[segment], static_cast<std::int32_t>(segment), next, kill, index,
+                       result);
     if (next < config.iterations) result.recoveries.back().resume_ns = run.now_ns();
   }
   // A kill strikes in its iteration, which is never before the previous kill's resumption.
@@ -601,6 +767,10 @@ RunResult run_schedule(B& backend, const planner::Schedule& schedule, const RunC
     if (w.killed) continue;
     for (auto& [v, p] : run.params[run.flat(w.id)])
       w.parameters.emplace_back(v, backend.download(p.parameters()));
+  }
+  if (peers != nullptr) {
+    peers->collect(result, run.processed, run.losses, run.iteration_end);
+    if (!peers->root()) return result;  // the root checks and reports the whole run
   }
   for (std::int32_t it = 0; it < config.iterations; ++it) {
     double sum = 0;

@@ -187,13 +187,16 @@ std::vector<planner::Schedule> checked_plans(const planner::Schedule& schedule,
 
 }  // namespace detail
 
-RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
+RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config, Peers* peers) {
   CpuBackend backend(config.pin_cpus);
   openblas_set_num_threads(1);  // one BLAS thread per worker thread
-  return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
-    require_cpu_placement(plan.workers.size());
-    require_run_fits(plan, config.shape, config.iterations, kMaxCpuFlops);
-  });
+  return run_schedule(
+      backend, schedule, config,
+      [&](const planner::Schedule& plan) {
+        require_cpu_placement(plan.workers.size());
+        require_run_fits(plan, config.shape, config.iterations, kMaxCpuFlops);
+      },
+      peers);
 }
 
 }  // namespace recycle::executor

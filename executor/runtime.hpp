@@ -114,10 +114,14 @@ struct RunResult {
   [[nodiscard]] double iteration_time_s(std::size_t segment) const;
 };
 
+class Peers;
+
 /// Runs `schedule` (compute-only schedules are lowered first) for config.iterations iterations.
 /// Throws InputError when a schedule is invalid or deadlocks or a kill does not fit it (checked
 /// before anything runs), std::runtime_error when a worker fails while running other than by a
-/// kill.
-[[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config);
+/// kill. With `peers` (executor/peers.hpp), this process runs its share of the workers, and only
+/// the first process's result is whole.
+[[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config,
+                                   Peers* peers = nullptr);
 
 }  // namespace recycle::executor

@@ -10,12 +10,22 @@
 #if RECYCLE_HAVE_CUDA
 #include "executor/cuda/cuda_backend.hpp"
 #endif
+#if RECYCLE_HAVE_MPI
+#include "executor/mpi/processes.hpp"
+#endif
 
 namespace recycle::tools {
 
 Backend parse_backend(const std::string& text) {
   if (text == "cpu") return Backend::kCpu;
   if (text == "cuda") {
+#if RECYCLE_HAVE_MPI
+    if (executor::mpi::current() != nullptr) {
+      throw InputError("--backend",
+                       "'cuda' under mpirun: the cuda backend drives every GPU of a node from one "
+                       "process; run it without mpirun, or use --backend cpu");
+    }
+#endif
 #if RECYCLE_HAVE_CUDA
     return Backend::kCuda;
 #else
@@ -79,6 +89,10 @@ executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,
   if (backend == Backend::kCuda) return executor::cuda::run_on_cuda(schedule, config);
 #endif
   static_cast<void>(backend);
+#if RECYCLE_HAVE_MPI
+  if (executor::mpi::Processes* processes = executor::mpi::current(); processes != nullptr)
+    return processes->run_on_cpu(schedule, config);
+#endif
   return executor::run_on_cpu(schedule, config);
 }
 

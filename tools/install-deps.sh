@@ -10,6 +10,7 @@ packages=(
   doctest-dev libbenchmark-dev libcli11-dev
   coinor-libcbc-dev coinor-libcgl-dev coinor-libosi-dev coinor-libclp-dev coinor-libcoinutils-dev
   libopenblas-dev
+  libopenmpi-dev openmpi-bin
   clang-format
   python3
 )

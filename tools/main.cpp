@@ -10,6 +10,9 @@
 #include "core/file_io.hpp"
 #include "core/log.hpp"
 #include "tools/command.hpp"
+#if RECYCLE_HAVE_MPI
+#include "executor/mpi/processes.hpp"
+#endif
 
 namespace recycle::tools {
 
@@ -50,6 +53,13 @@ void apply_common_rules(CLI::App& app) {
 int main(int argc, char** argv) {
   using namespace recycle::tools;
   recycle::keep_freed_memory();
+#if RECYCLE_HAVE_MPI
+  // Under mpirun, process 0 runs the command and the others serve its runs
+  // (executor/mpi/processes.hpp).
+  const auto processes = recycle::executor::mpi::Processes::start(&argc, &argv);
+  if (processes != nullptr && processes->rank() > 0) return processes->serve();
+  recycle::executor::mpi::set_current(processes.get());
+#endif
   CLI::App app{
       "recycle: pipeline schedules, failure traces and throughput under failures "
       "(ReCycle, SOSP '24)"};

@@ -1,0 +1,562 @@
+#include "executor/mpi/processes.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+#include "core/error.hpp"
+#include "executor/peers.hpp"
+#include "planner/schedule_io.hpp"
+
+namespace recycle::executor::mpi {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Processes* g_current = nullptr;
+
+// Tags of the control communicator (process 0 to the others, between runs).
+constexpr int kRun = 1;     ///< a run: its settings and schedules
+constexpr int kStop = 2;    ///< no more runs
+constexpr int kResult = 3;  ///< a process's part of a run's result, to process 0
+// Tags of the data communicator (between the processes of one run, received by each process's
+// progress thread).
+constexpr int kData = 10;      ///< an activation, a gradient or an all-reduce shard
+constexpr int kBeat = 11;      ///< a heartbeat
+constexpr int kAbort = 12;     ///< the run stops
+constexpr int kFinished = 13;  ///< a worker finished an iteration
+
+void check(int code, const char* what) {
+  if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+}
+
+/// Waits for `request` without spinning on a core: a few yields, then sleeps that grow to
+/// `longest`. Gives up (std::runtime_error naming `what`) after `limit`.
+void wait(MPI_Request& request, const std::string& what, std::chrono::milliseconds limit,
+          std::chrono::microseconds longest = std::chrono::microseconds(200)) {
+  const auto deadline = Clock::now() + limit;
+  std::chrono::microseconds pause(1);
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done != 0) return;
+    if (polls < 32) {
+      std::this_thread::yield();
+      continue;
+    }
+    if (Clock::now() > deadline) {
+      MPI_Cancel(&request);
+      throw std::runtime_error("waited over " + std::to_string(limit.count() / 1000) + " s for " +
+                               what + " (another process stopped answering)");
+    }
+    std::this_thread::sleep_for(pause);
+    pause = std::min(pause * 2, longest);
+  }
+}
+
+/// Bytes in, bytes out: the settings, schedules and results that cross between processes (the
+/// same program at both ends, so plain values are copied as they lie in memory).
+class Writer {
+ public:
+  template <class T>
+  void put(const T& value) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    const auto* p = reinterpret_cast<const char*>(&value);
+    bytes_.insert(bytes_.end(), p, p + sizeof(T));
+  }
+  template <class T>
+  void put_vector(const std::vector<T>& values) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    put(static_cast<std::uint64_t>(values.size()));
+    const auto* p = reinterpret_cast<const char*>(values.data());
+    bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
+  }
+  void put_string(const std::string& text) {
+    put_vector(std::vector<char>(text.begin(), text.end()));
+  }
+  [[nodiscard]] std::vector<char>& bytes() noexcept { return bytes_; }
+
+ private:
+  std::vector<char> bytes_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::vector<char>& bytes) : bytes_(bytes) {}
+  template <class T>
+  T get() {
+    static_assert(std::is_trivially_copyable_v<T>);
+    T value;
+    take(&value, sizeof(T));
+    return value;
+  }
+  template <class T>
+  std::vector<T> get_vector() {
+    const auto n = get<std::uint64_t>();
+    RECYCLE_ASSERT(n <= (bytes_.size() - at_) / std::max<std::size_t>(sizeof(T), 1),
+                   "a message shorter than what it says it holds");
+    std::vector<T> values(n);
+    take(values.data(), n * sizeof(T));
+    return values;
+  }
+  std::string get_string() {
+    const auto chars = get_vector<char>();
+    return {chars.begin(), chars.end()};
+  }
+
+ private:
+  void take(void* out, std::size_t n) {
+    RECYCLE_ASSERT(at_ + n <= bytes_.size(), "a message shorter than what it says it holds");
+    if (n != 0) std::memcpy(out, bytes_.data() + at_, n);
+    at_ += n;
+  }
+  const std::vector<char>& bytes_;
+  std::size_t at_ = 0;
+};
+
+std::vector<char> encode_run(const planner::Schedule& schedule, const RunConfig& config) {
+  Writer out;
+  out.put_string(planner::to_json(schedule));
+  out.put(config.shape);
+  out.put(config.iterations);
+  out.put(config.seed);
+  out.put(config.learning_rate);
+  out.put(static_cast<std::int64_t>(config.wait_limit.count()));
+  out.put(static_cast<std::int64_t>(config.heartbeat.period.count()));
+  out.put(config.heartbeat.missed);
+  out.put_vector(config.pin_cpus);
+  out.put(static_cast<std::uint64_t>(config.kills.size()));
+  for (const Kill& kill : config.kills) {
+    out.put(kill.worker);
+    out.put(kill.iteration);
+    out.put(kill.fraction);
+    out.put_string(planner::to_json(kill.then));
+  }
+  return std::move(out.bytes());
+}
+
+std::pair<planner::Schedule, RunConfig> decode_run(const std::vector<char>& bytes) {
+  Reader in(bytes);
+  planner::Schedule schedule = planner::schedule_from_json(in.get_string(), "process 0's schedule");
+  RunConfig config;
+  config.shape = in.get<StageShape>();
+  config.iterations = in.get<std::int32_t>();
+  config.seed = in.get<std::uint64_t>();
+  config.learning_rate = in.get<double>();
+  config.wait_limit = std::chrono::milliseconds(in.get<std::int64_t>());
+  config.heartbeat.period = std::chrono::milliseconds(in.get<std::int64_t>());
+  config.heartbeat.missed = in.get<std::int32_t>();
+  config.pin_cpus = in.get_vector<int>();
+  const auto kills = in.get<std::uint64_t>();
+  for (std::uint64_t k = 0; k < kills; ++k) {
+    Kill kill;
+    kill.worker = in.get<planner::WorkerId>();
+    kill.iteration = in.get<std::int32_t>();
+    kill.fraction = in.get<double>();
+    kill.then = planner::schedule_from_json(in.get_string(), "process 0's plan after a kill");
+    config.kills.push_back(std::move(kill));
+  }
+  return {std::move(schedule), std::move(config)};
+}
+
+/// One run's Peers on MPI: a progress thread receives the data communicator's messages and
+/// hands them to the open schedule's mailboxes, abort, heartbeats and counts.
+class MpiPeers final : public Peers {
+ public:
+  MpiPeers(MPI_Comm control, MPI_Comm data, std::chrono::milliseconds limit)
+      : control_(control), data_(data), limit_(limit) {
+    MPI_Comm_rank(control_, &rank_);
+    MPI_Comm_size(control_, &size_);
+    progress_ = std::thread([this] { progress(); });
+  }
+  ~MpiPeers() override {
+    stopping_ = true;
+    progress_.join();
+  }
+  MpiPeers(const MpiPeers&) = delete;
+  MpiPeers& operator=(const MpiPeers&) = delete;
+
+  [[nodiscard]] bool root() const override { return rank_ == 0; }
+  [[nodiscard]] int process_of(std::size_t w, std::size_t workers) const override {
+    return static_cast<int>(w * static_cast<std::size_t>(size_) /
+                            std::max<std::size_t>(workers, 1));
+  }
+  [[nodiscard]] bool here(std::size_t w, std::size_t workers) const override {
+    return process_of(w, workers) == rank_;
+  }
+  void barrier() override {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Ibarrier(control_, &request), "MPI_Ibarrier");
+    wait(request, "the other processes", limit_);
+  }
+
+  void open(SegmentLinks links) override {
+    const std::lock_guard lock(mutex_);
+    links_ = std::move(links);
+    open_ = true;
+  }
+  void listen(Heartbeats* heartbeats) override {
+    const std::lock_guard lock(mutex_);
+    heartbeats_ = heartbeats;
+  }
+  void close() override {
+    const std::lock_guard lock(mutex_);
+    open_ = false;
+    heartbeats_ = nullptr;
+    links_ = {};
+  }
+
+  void send(int to, std::size_t reader, const MessageKey& key,
+            const std::vector<float>& data) override {
+    Writer out;
+    out.put(segment());
+    out.put(static_cast<std::int64_t>(reader));
+    std::apply([&](const auto&... field) { (out.put(field), ...); }, key);
+    out.put_vector(data);
+    post(to, kData, out.bytes());
+  }
+  void forward_abort(const std::string& reason) override {
+    Writer out;
+    out.put(segment());
+    out.put_string(reason);
+    to_others(kAbort, out.bytes());
+  }
+  void forward_beat(std::size_t worker) override {
+    Writer out;
+    out.put(segment());
+    out.put(static_cast<std::int64_t>(worker));
+    to_others(kBeat, out.bytes());
+  }
+  void forward_finished(std::int32_t iteration) override {
+    Writer out;
+    out.put(segment());
+    out.put(static_cast<std::int64_t>(iteration));
+    to_others(kFinished, out.bytes());
+  }
+
+  [[nodiscard]] std::vector<SegmentFacts> agree(const SegmentFacts& mine) override {
+    static_assert(std::is_trivially_copyable_v<SegmentFacts>);
+    std::vector<SegmentFacts> all(static_cast<std::size_t>(size_));
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Iallgather(&mine, sizeof(SegmentFacts), MPI_BYTE, all.data(), sizeof(SegmentFacts),
+                         MPI_BYTE, control_, &request),
+          "MPI_Iallgather");
+    wait(request, "the other processes' account of the schedule", limit_);
+    return all;
+  }
+  [[nodiscard]] std::vector<std::int32_t> sum(const std::vector<std::int32_t>& counts) override {
+    std::vector<std::int32_t> out(counts.size());
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(MPI_Iallreduce(counts.data(), out.data(), static_cast<int>(counts.size()), MPI_INT32_T,
+                         MPI_SUM, control_, &request),
+          "MPI_Iallreduce");
+    wait(request, "the other processes' counts", limit_);
+    return out;
+  }
+
+  void collect(RunResult& result, std::vector<std::int32_t>& processed, std::vector<double>& losses,
+               std::vector<std::int64_t>& iteration_end) override {
+    if (!root()) {
+      Writer out;
+      std::uint64_t mine = 0;
+      for (std::size_t w = 0; w < result.workers.size(); ++w)
+        mine += here(w, result.workers.size());
+      out.put(mine);
+      for (std::size_t w = 0; w < result.workers.size(); ++w) {
+        if (!here(w, result.workers.size())) continue;
+        const WorkerRun& run = result.workers[w];
+        out.put(static_cast<std::uint64_t>(w));
+        out.put(run.killed);
+        out.put_vector(run.timeline);
+        out.put(static_cast<std::uint64_t>(run.parameters.size()));
+        for (const auto& [v, values] : run.parameters) {
+          out.put(v);
+          out.put_vector(values);
+        }
+      }
+      out.put_vector(processed);
+      out.put_vector(losses);
+      out.put_vector(iteration_end);
+      MPI_Request request = MPI_REQUEST_NULL;
+      check(MPI_Isend(out.bytes().data(), static_cast<int>(out.bytes().size()), MPI_BYTE, 0,
+                      kResult, control_, &request),
+            "MPI_Isend");
+      wait(request, "process 0 to take this process's result", limit_);
+      return;
+    }
+    for (int from = 1; from < size_; ++from) {
+      const std::vector<char> bytes = receive(control_, from, kResult, limit_);
+      Reader in(bytes);
+      const auto workers = in.get<std::uint64_t>();
+      for (std::uint64_t k = 0; k < workers; ++k) {
+        WorkerRun& run = result.workers.at(static_cast<std::size_t>(in.get<std::uint64_t>()));
+        run.killed = in.get<bool>();
+        run.timeline = in.get_vector<TimedAction>();
+        run.parameters.clear();
+        const auto stages = in.get<std::uint64_t>();
+        for (std::uint64_t s = 0; s < stages; ++s) {
+          const auto v = in.get<std::int32_t>();
+          run.parameters.emplace_back(v, in.get_vector<float>());
+        }
+      }
+      const auto their_processed = in.get_vector<std::int32_t>();
+      const auto their_losses = in.get_vector<double>();
+      const auto their_ends = in.get_vector<std::int64_t>();
+      RECYCLE_ASSERT(their_processed.size() == processed.size() &&
+                         their_losses.size() == losses.size() &&
+                         their_ends.size() == iteration_end.size(),
+                     "processes ran runs of different shapes");
+      // Each micro-batch's loss is computed in one process, the others hold 0 for it.
+      for (std::size_t i = 0; i < processed.size(); ++i) {
+        processed[i] += their_processed[i];
+        losses[i] += their_losses[i];
+      }
+      for (std::size_t i = 0; i < iteration_end.size(); ++i)
+        iteration_end[i] = std::max(iteration_end[i], their_ends[i]);
+    }
+  }
+
+  /// Receives the next message from `from` with `tag` on `comm` (polled).
+  static std::vector<char> receive(MPI_Comm comm, int from, int tag,
+                                   std::chrono::milliseconds limit) {
+    const auto deadline = Clock::now() + limit;
+    std::chrono::microseconds pause(1);
+    while (true) {
+      int found = 0;
+      MPI_Message message;
+      MPI_Status status;
+      check(MPI_Improbe(from, tag, comm, &found, &message, &status), "MPI_Improbe");
+      if (found != 0) {
+        int bytes = 0;
+        MPI_Get_count(&status, MPI_BYTE, &bytes);
+        std::vector<char> buffer(static_cast<std::size_t>(bytes));
+        check(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
+        return buffer;
+      }
+      if (Clock::now() > deadline) {
+        throw std::runtime_error("waited over " + std::to_string(limit.count() / 1000) +
+                                 " s for process " + std::to_string(from) +
+                                 " (it stopped answering)");
+      }
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(200));
+    }
+  }
+
+ private:
+  std::int64_t segment() {
+    const std::lock_guard lock(mutex_);
+    return links_.segment;
+  }
+  void post(int to, int tag, const std::vector<char>& bytes) {
+    MPI_Request request = MPI_REQUEST_NULL;
+    check(
+        MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, data_, &request),
+        "MPI_Isend");
+    wait(request, "process " + std::to_string(to) + " to take a message", limit_,
+         std::chrono::microseconds(20));
+  }
+  void to_others(int tag, const std::vector<char>& bytes) {
+    for (int to = 0; to < size_; ++to) {
+      if (to != rank_) post(to, tag, bytes);
+    }
+  }
+
+  /// The progress thread: receives every message of the data communicator and hands it on.
+  void progress() {
+    std::vector<char> buffer;
+    std::chrono::microseconds pause(1);
+    while (!stopping_) {
+      int found = 0;
+      MPI_Message message;
+      MPI_Status status;
+      if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_, &found, &message, &status) !=
+              MPI_SUCCESS ||
+          found == 0) {
+        std::this_thread::sleep_for(pause);
+        pause = std::min(pause * 2, std::chrono::microseconds(100));
+        continue;
+      }
+      pause = std::chrono::microseconds(1);
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      buffer.resize(static_cast<std::size_t>(bytes));
+      if (MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+        continue;
+      hand_on(status.MPI_TAG, buffer);
+    }
+  }
+
+  void hand_on(int tag, const std::vector<char>& bytes) {
+    Reader in(bytes);
+    const auto segment = in.get<std::int64_t>();
+    const std::lock_guard lock(mutex_);
+    if (!open_ || segment != links_.segment) return;  // a stopped schedule's: nobody waits on it
+    switch (tag) {
+      case kData: {
+        const auto reader = static_cast<std::size_t>(in.get<std::int64_t>());
+        MessageKey key;
+        std::apply(
+            [&](auto&... field) {
+              ((field = in.get<std::remove_reference_t<decltype(field)>>()), ...);
+            },
+            key);
+        if (reader < links_.mailboxes.size() && links_.mailboxes[reader] != nullptr)
+          links_.mailboxes[reader]->deliver(key, in.get_vector<float>());
+        break;
+      }
+      case kBeat:
+        if (heartbeats_ != nullptr)
+          heartbeats_->heard(static_cast<std::size_t>(in.get<std::int64_t>()));
+        break;
+      case kAbort:
+        links_.abort->raise_forwarded(in.get_string());
+        break;
+      case kFinished: {
+        const auto iteration = static_cast<std::size_t>(in.get<std::int64_t>());
+        if (iteration < links_.finished->size()) ++(*links_.finished)[iteration];
+        break;
+      }
+      default:
+        break;
+    }
+  }
+
+  MPI_Comm control_, data_;
+  std::chrono::milliseconds limit_;
+  int rank_ = 0, size_ = 1;
+  std::mutex mutex_;  ///< guards what follows
+  bool open_ = false;
+  SegmentLinks links_;
+  Heartbeats* heartbeats_ = nullptr;
+  std::atomic<bool> stopping_{false};
+  std::thread progress_;
+};
+
+/// How long process 0 and the others wait between runs: a command may time its operations for
+/// minutes before it runs a schedule.
+constexpr std::chrono::hours kBetweenRuns{24};
+
+}  // namespace
+
+struct Processes::Impl {
+  MPI_Comm control = MPI_COMM_NULL;
+  MPI_Comm data = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+};
+
+std::unique_ptr<Processes> Processes::start(int* argc, char*** argv) {
+  // Started by a launcher: Open MPI, MPICH and Slurm's PMI set these.
+  const char* size_text = nullptr;
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_SIZE"}) {
+    if ((size_text = std::getenv(name)) != nullptr) break;
+  }
+  if (size_text == nullptr || std::atoi(size_text) < 2) return nullptr;
+  int provided = 0;
+  check(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
+  auto impl = std::make_unique<Impl>();
+  MPI_Comm_rank(MPI_COMM_WORLD, &impl->rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &impl->size);
+  if (provided < MPI_THREAD_MULTIPLE) {
+    if (impl->rank == 0) {
+      std::fprintf(stderr,
+                   "error: mpirun: this MPI library does not let several threads call it "
+                   "(MPI_THREAD_MULTIPLE); the cpu backend's workers are threads\n");
+    }
+    MPI_Finalize();
+    std::exit(2);
+  }
+  MPI_Comm_dup(MPI_COMM_WORLD, &impl->control);
+  MPI_Comm_dup(MPI_COMM_WORLD, &impl->data);
+  return std::unique_ptr<Processes>(new Processes(std::move(impl)));
+}
+
+Processes::Processes(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Processes::~Processes() {
+  if (impl_->rank == 0) {
+    for (int to = 1; to < impl_->size; ++to) {
+      MPI_Request request = MPI_REQUEST_NULL;
+      MPI_Isend(nullptr, 0, MPI_BYTE, to, kStop, impl_->control, &request);
+      try {
+        wait(request, "process " + std::to_string(to) + " to stop", std::chrono::seconds(60));
+      } catch (const std::exception&) {
+        MPI_Abort(MPI_COMM_WORLD, 2);
+      }
+    }
+  }
+  MPI_Comm_free(&impl_->data);
+  MPI_Comm_free(&impl_->control);
+  MPI_Finalize();
+}
+
+int Processes::rank() const noexcept {
+  return impl_->rank;
+}
+int Processes::size() const noexcept {
+  return impl_->size;
+}
+
+RunResult Processes::run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
+  const std::vector<char> request = encode_run(schedule, config);
+  for (int to = 1; to < impl_->size; ++to) {
+    MPI_Request sent = MPI_REQUEST_NULL;
+    check(MPI_Isend(request.data(), static_cast<int>(request.size()), MPI_BYTE, to, kRun,
+                    impl_->control, &sent),
+          "MPI_Isend");
+    wait(sent, "process " + std::to_string(to) + " to take the run", config.wait_limit);
+  }
+  MpiPeers peers(impl_->control, impl_->data, config.wait_limit);
+  return executor::run_on_cpu(schedule, config, &peers);
+}
+
+int Processes::serve() {
+  while (true) {
+    int found = 0;
+    MPI_Status status;
+    std::chrono::microseconds pause(1);
+    const auto deadline = Clock::now() + kBetweenRuns;
+    while (found == 0) {
+      check(MPI_Iprobe(0, MPI_ANY_TAG, impl_->control, &found, &status), "MPI_Iprobe");
+      if (found != 0) break;
+      if (Clock::now() > deadline) return 2;
+      std::this_thread::sleep_for(pause);
+      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    }
+    const std::vector<char> bytes =
+        MpiPeers::receive(impl_->control, 0, status.MPI_TAG, std::chrono::seconds(60));
+    if (status.MPI_TAG == kStop) return 0;
+    if (status.MPI_TAG != kRun) continue;
+    auto [schedule, config] = decode_run(bytes);
+    try {
+      MpiPeers peers(impl_->control, impl_->data, config.wait_limit);
+      static_cast<void>(executor::run_on_cpu(schedule, config, &peers));
+    } catch (const std::exception&) {
+      // Process 0 meets the same error (the same checks, the same agreed facts) and reports it.
+    }
+  }
+}
+
+Processes* current() noexcept {
+  return g_current;
+}
+void set_current(Processes* processes) noexcept {
+  g_current = processes;
+}
+
+}  // namespace recycle::executor::mpi

@@ -1,0 +1,54 @@
+// Multi-process runs through MPI: `mpirun -np N recycle validate ...` runs the cpu backend's
+// workers in N processes (on one node or several), worker w of the first schedule in process
+// w x N / workers (executor/peers.hpp). Process 0 runs the command as ever; when it runs a
+// schedule, it sends the schedule and the run's settings to the others, every process runs its
+// own workers on threads, and process 0 gathers the whole result. The other processes run no
+// command of their own: they serve runs until process 0 tells them to stop.
+//
+// Between processes, an activation or gradient is one MPI message (the receive is posted by the
+// process's progress thread and handed to the reader's mailbox, so the runtime's waits are those
+// of one process), the gradient all-reduce and the optimizer barrier are executor/
+// message_reduce.hpp's (bit for bit the one-process sums), and aborts, heartbeats and finished
+// iterations are forwarded to every process. At the end of each schedule the processes agree on
+// what happened (a kill, its detection, the iterations to drop) through collectives.
+//
+// Every MPI wait is polled, with short sleeps, so that a waiting process leaves the cores to
+// the workers, and gives up after the run's wait limit.
+#pragma once
+
+#include <memory>
+
+#include "executor/runtime.hpp"
+#include "planner/schedule.hpp"
+
+namespace recycle::executor::mpi {
+
+class Processes {
+ public:
+  /// Initializes MPI (with threads) when this process was started by an MPI launcher with more
+  /// than one process; null otherwise (MPI is then not touched).
+  [[nodiscard]] static std::unique_ptr<Processes> start(int* argc, char*** argv);
+  ~Processes();  ///< process 0 tells the others to stop; every process finalizes MPI
+  Processes(const Processes&) = delete;
+  Processes& operator=(const Processes&) = delete;
+
+  [[nodiscard]] int rank() const noexcept;
+  [[nodiscard]] int size() const noexcept;
+
+  /// Process 0: runs `schedule` over every process (run_on_cpu with this run's peers).
+  [[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config);
+  /// Every other process: runs what process 0 sends until it says stop; the exit code.
+  [[nodiscard]] int serve();
+
+  struct Impl;
+
+ private:
+  explicit Processes(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+/// The processes of this program (set by main when started by an MPI launcher); null otherwise.
+[[nodiscard]] Processes* current() noexcept;
+void set_current(Processes* processes) noexcept;
+
+}  // namespace recycle::executor::mpi

@@ -1,0 +1,87 @@
+// The processes of a multi-process run, as the runtime (executor/run_schedule.hpp) sees them:
+// which workers run in this process, how a message reaches a worker in another, how an abort,
+// a heartbeat and a finished iteration are told to the others, and how the processes agree at the
+// end of each schedule and hand their part of the result to the first process. A run in one
+// process has none (a null Peers*). executor/mpi/ implements it on MPI.
+//
+// Workers are named by their index w in the run's first schedule (RunState's index), and are
+// placed in blocks: worker w runs in process w x processes / workers.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "executor/channels.hpp"
+#include "executor/heartbeat.hpp"
+#include "executor/runtime.hpp"
+
+namespace recycle::executor {
+
+/// What the process's mailboxes and waits are while one schedule runs: a message of another
+/// process is delivered into these, and only while they are open.
+struct SegmentLinks {
+  std::int64_t segment = 0;           ///< the schedule's number in the run
+  std::vector<Mailbox<>*> mailboxes;  ///< by flat worker id (dp x pp + stage)
+  Abort* abort = nullptr;             ///< raised by a forwarded abort
+  std::vector<std::atomic<std::int32_t>>* finished = nullptr;  ///< counted by forwarded ends
+};
+
+/// What one process knows when a schedule stops (every field over its own workers).
+struct SegmentFacts {
+  std::int64_t kill_ns = -1;              ///< when the kill struck, if its worker is here
+  std::int64_t detected = -1;             ///< the worker (schedule index) this process found silent
+  std::int64_t detect_ns = -1;            ///< when
+  std::int64_t last_beat_ns = -1;         ///< that worker's last beat as heard here
+  std::int64_t last_iteration = -1;       ///< the latest iteration a worker here was in
+  std::int64_t dropped_microbatches = 0;  ///< losses computed here in dropped iterations
+  std::int32_t raised = 0;                ///< 1: the abort was raised here
+  std::array<char, 512> reason{};         ///< its reason, cut to fit
+};
+
+class Peers {
+ public:
+  virtual ~Peers() = default;
+  Peers() = default;
+  Peers(const Peers&) = delete;
+  Peers& operator=(const Peers&) = delete;
+
+  /// The first process, which returns the whole result.
+  [[nodiscard]] virtual bool root() const = 0;
+  /// The process worker w of `workers` runs in.
+  [[nodiscard]] virtual int process_of(std::size_t w, std::size_t workers) const = 0;
+  [[nodiscard]] virtual bool here(std::size_t w, std::size_t workers) const = 0;
+  /// Every process waits until all have called it.
+  virtual void barrier() = 0;
+
+  /// Starts delivering the messages of schedule `links.segment` into `links`.
+  virtual void open(SegmentLinks links) = 0;
+  /// Also counts a forwarded heartbeat (Heartbeats::heard); may be null.
+  virtual void listen(Heartbeats* heartbeats) = 0;
+  /// Stops delivering: later messages of this schedule are dropped. Every process calls it once
+  /// its threads have stopped sending.
+  virtual void close() = 0;
+
+  /// To flat worker id `reader` in process `to`: a message of the open schedule.
+  virtual void send(int to, std::size_t reader, const MessageKey& key,
+                    const std::vector<float>& data) = 0;
+  virtual void forward_abort(const std::string& reason) = 0;
+  virtual void forward_beat(std::size_t worker) = 0;
+  /// A worker here finished `iteration`.
+  virtual void forward_finished(std::int32_t iteration) = 0;
+
+  /// Every process's facts, in process order (an all-gather).
+  [[nodiscard]] virtual std::vector<SegmentFacts> agree(const SegmentFacts& mine) = 0;
+  /// Sums `counts` element-wise over the processes; every process gets the sums.
+  [[nodiscard]] virtual std::vector<std::int32_t> sum(const std::vector<std::int32_t>& counts) = 0;
+
+  /// The end of the run. The root gets every process's workers (the parts of `result.workers`
+  /// they ran), their micro-batch counts and losses (summed: each slot is computed in one
+  /// process) and iteration ends (the latest); the others hand theirs over.
+  virtual void collect(RunResult& result, std::vector<std::int32_t>& processed,
+                       std::vector<double>& losses, std::vector<std::int64_t>& iteration_end) = 0;
+};
+
+}  // namespace recycle::executor

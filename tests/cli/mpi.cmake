@@ -1,0 +1,19 @@
+# recycle under mpirun (executor/mpi/processes.hpp): process 0 runs the command, the others run
+# their share of the workers. Built when MPI is found. On a refusal only the `error:` line is
+# kept: mpirun adds its own lines about the failed process.
+set(MPI_RUN "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} 2")
+string(JOIN " " MPI_RUN ${MPI_RUN} ${RECYCLE_MPIEXEC_FLAGS})
+set(ONLY_OURS "out=$(${MPI_RUN} ${P} \"$@\" 2>&1); code=$?; printf '%s\\n' \"$out\" | grep '^error:'; exit $code")
+
+cli_shell_test("validate under mpirun: a worker killed in the other process is found, every micro-batch counted once" 0
+  "kill 1:1@2.5: worker \\(1,1\\) stopped.*found silent.*micro-batches processed: 48 \\(each of the 2 x 4 per iteration exactly once\\).*equivalence: .*\\(within 1e-5\\)"
+  "${MPI_RUN} ${P} validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 6 --repetitions 3 --kill 1:1@2.5 --heartbeat-ms 25 --missed-beats 4 --check-equivalence")
+cli_shell_test("validate under mpirun: ReCycle's re-routed plan across processes" 0
+  "\"microbatches_processed\": 36"
+  "${MPI_RUN} ${P} validate --schedule recycle --pp 2 --dp 3 --microbatches 4 --fail 1:0 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3 --json")
+cli_shell_test("validate under mpirun: a --kill of a worker outside the layout is refused" 2
+  "^error: --kill 5:0@1: worker 5:0 is outside the layout"
+  "set -- validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 5:0@1; ${ONLY_OURS}")
+cli_shell_test("validate under mpirun: the cuda backend runs in one process" 2
+  "^error: --backend: 'cuda'"
+  "set -- validate --backend cuda --schedule 1f1b --pp 2 --microbatches 4; ${ONLY_OURS}")

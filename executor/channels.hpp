@@ -49,15 +49,35 @@ class Abort {
 /// What a message carries: (kind, virtual stage, owner, micro-batch, iteration).
 using MessageKey = std::tuple<std::int32_t, std::int32_t, std::int32_t, std::int32_t, std::int64_t>;
 
+/// What a waiting thread does in a multi-process run: `take_in` takes in at most one message
+/// from another process (the message may be what it waits for) and says whether it took one;
+/// when none came, the thread looks again after `period`.
+struct Poll {
+  std::function<bool()> take_in;
+  std::chrono::microseconds period{20};
+  explicit operator bool() const noexcept { return static_cast<bool>(take_in); }
+};
+
 /// Waits on `cv` until `ready()`; throws std::runtime_error naming `what` when the run is aborted
-/// or the limit passes.
+/// or the limit passes. With `poll`, the waiting thread also takes in other processes' messages
+/// while it waits (its core would be idle), `lock` released meanwhile.
 template <typename Ready>
 void wait_for(std::unique_lock<std::mutex>& lock, std::condition_variable& cv, Abort& abort,
-              const Ready& ready, const std::string& what) {
-  const auto deadline = std::chrono::steady_clock::now() + abort.limit();
+              const Ready& ready, const std::string& what, const Poll& poll = {}) {
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + abort.limit();
   while (!ready()) {
     if (abort.raised()) throw std::runtime_error("stopped while waiting for " + what);
-    if (cv.wait_until(lock, deadline) == std::cv_status::timeout && !ready()) {
+    if (poll) {
+      lock.unlock();
+      const bool took = poll.take_in();
+      lock.lock();
+      if (ready()) break;
+      if (took && Clock::now() < deadline) continue;
+    }
+    const auto until = poll ? std::min(deadline, Clock::now() + poll.period) : deadline;
+    if (cv.wait_until(lock, until) == std::cv_status::timeout && !ready() &&
+        Clock::now() >= deadline) {
       throw std::runtime_error("waited over " + std::to_string(abort.limit().count() / 1000) +
                                " s for " + what);
     }
@@ -76,11 +96,13 @@ class Mailbox {
     }
     cv_.notify_all();
   }
+  /// In a multi-process run: a thread waiting in take() polls for other processes' messages.
+  void poll_while_waiting(Poll poll) { poll_ = std::move(poll); }
   /// Waits for the message; throws std::runtime_error naming `what` when aborted or past the limit.
   Tensor take(const MessageKey& key, const std::string& what) {
     std::unique_lock lock(mutex_);
     wait_for(
-        lock, cv_, abort_, [&] { return messages_.count(key) != 0; }, what);
+        lock, cv_, abort_, [&] { return messages_.count(key) != 0; }, what, poll_);
     auto it = messages_.find(key);
     Tensor out = std::move(it->second);
     messages_.erase(it);
@@ -89,6 +111,7 @@ class Mailbox {
 
  private:
   Abort& abort_;
+  Poll poll_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::map<MessageKey, Tensor> messages_;

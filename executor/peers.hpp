@@ -4,12 +4,14 @@
 // end of each schedule and hand their part of the result to the first process. A run in one
 // process has none (a null Peers*). executor/mpi/ implements it on MPI.
 //
-// Workers are named by their index w in the run's first schedule (RunState's index), and are
-// placed in blocks: worker w runs in process w x processes / workers.
+// Workers are placed as GPUs are on nodes: in blocks of the layout's flat ids (dp x pp + stage),
+// worker (d, s) in process (d x pp + s) x processes / (dp x pp). A failed worker leaves its slot
+// empty, as a failed GPU does its node.
 #pragma once
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,6 +28,9 @@ struct SegmentLinks {
   std::int64_t segment = 0;           ///< the schedule's number in the run
   std::vector<Mailbox<>*> mailboxes;  ///< by flat worker id (dp x pp + stage)
   Abort* abort = nullptr;             ///< raised by a forwarded abort
+  /// How often a thread waiting on a mailbox looks for messages when none came: often, unless
+  /// the workers share cores (RunConfig::pin_cpus), where its looks take a working thread's time.
+  std::chrono::microseconds poll_period{20};
   std::vector<std::atomic<std::int32_t>>* finished = nullptr;  ///< counted by forwarded ends
 };
 
@@ -50,13 +55,17 @@ class Peers {
 
   /// The first process, which returns the whole result.
   [[nodiscard]] virtual bool root() const = 0;
-  /// The process worker w of `workers` runs in.
-  [[nodiscard]] virtual int process_of(std::size_t w, std::size_t workers) const = 0;
-  [[nodiscard]] virtual bool here(std::size_t w, std::size_t workers) const = 0;
+  /// The process the worker of flat id `flat` (of a layout of `workers`) runs in.
+  [[nodiscard]] virtual int process_of(std::size_t flat, std::size_t workers) const = 0;
+  [[nodiscard]] bool here(std::size_t flat, std::size_t workers) const {
+    return process_of(flat, workers) == rank();
+  }
+  [[nodiscard]] virtual int rank() const = 0;
   /// Every process waits until all have called it.
   virtual void barrier() = 0;
 
-  /// Starts delivering the messages of schedule `links.segment` into `links`.
+  /// Starts delivering the messages of schedule `links.segment` into `links`, and has a thread
+  /// waiting on one of its mailboxes take in messages meanwhile (Mailbox::poll_while_waiting).
   virtual void open(SegmentLinks links) = 0;
   /// Also counts a forwarded heartbeat (Heartbeats::heard); may be null.
   virtual void listen(Heartbeats* heartbeats) = 0;
@@ -77,11 +86,13 @@ class Peers {
   /// Sums `counts` element-wise over the processes; every process gets the sums.
   [[nodiscard]] virtual std::vector<std::int32_t> sum(const std::vector<std::int32_t>& counts) = 0;
 
-  /// The end of the run. The root gets every process's workers (the parts of `result.workers`
-  /// they ran), their micro-batch counts and losses (summed: each slot is computed in one
-  /// process) and iteration ends (the latest); the others hand theirs over.
-  virtual void collect(RunResult& result, std::vector<std::int32_t>& processed,
-                       std::vector<double>& losses, std::vector<std::int64_t>& iteration_end) = 0;
+  /// The end of the run. The root gets every process's workers (the entries of `result.workers`
+  /// they ran: those `mine` marks in theirs), their micro-batch counts and losses (summed: each
+  /// slot is computed in one process) and iteration ends (the latest); the others hand theirs
+  /// over.
+  virtual void collect(RunResult& result, const std::vector<bool>& mine,
+                       std::vector<std::int32_t>& processed, std::vector<double>& losses,
+                       std::vector<std::int64_t>& iteration_end) = 0;
 };
 
 }  // namespace recycle::executor

@@ -168,15 +168,17 @@ struct Shared {
   std::int64_t now_ns() const { return run.now_ns(); }
   /// Whether `id` runs in this process.
   bool here(planner::WorkerId id) const {
-    return run.peers == nullptr || run.peers->here(index.at(id), index.size());
+    return run.peers == nullptr ||
+           run.peers->here(flat(id), static_cast<std::size_t>(schedule.layout.workers()));
   }
 
   /// Hands `data` to worker `reader`'s mailbox, in whichever process it runs.
   void deliver(planner::WorkerId reader, const MessageKey& key, typename B::Tensor data) {
     if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
       if (!here(reader)) {
-        run.peers->send(run.peers->process_of(index.at(reader), index.size()), flat(reader), key,
-                        data);
+        run.peers->send(run.peers->process_of(flat(reader),
+                                              static_cast<std::size_t>(schedule.layout.workers())),
+                        flat(reader), key, data);
         return;
       }
     }
@@ -561,6 +563,7 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
       for (auto& m : shared.mailboxes) links.mailboxes.push_back(m.get());
     }
     links.abort = &shared.abort;
+    if (!run.config.pin_cpus.empty()) links.poll_period = std::chrono::microseconds(200);
     links.finished = &shared.finished;
     peers->open(std::move(links));
     shared.abort.forward_to([peers](const std::string& reason) { peers->forward_abort(reason); });
@@ -745,7 +748,8 @@ RunResult run_schedule(B& backend, const planner::Schedule& schedule, const RunC
     const std::size_t w = result.workers.size();
     index[id] = w;
     result.workers.emplace_back().id = id;
-    if (peers != nullptr && !peers->here(w, held.size())) continue;
+    if (peers != nullptr && !peers->here(run.flat(id), static_cast<std::size_t>(layout.workers())))
+      continue;
     for (const std::int32_t v : stages)
       run.params[run.flat(id)].emplace(v, backend.make_stage(w, config.shape, v, config.seed));
   }
@@ -769,7 +773,10 @@ RunResult run_schedule(B& backend, const planner::Schedule& schedule, const RunC
       w.parameters.emplace_back(v, backend.download(p.parameters()));
   }
   if (peers != nullptr) {
-    peers->collect(result, run.processed, run.losses, run.iteration_end);
+    std::vector<bool> mine;
+    for (const WorkerRun& w : result.workers)
+      mine.push_back(peers->here(run.flat(w.id), static_cast<std::size_t>(layout.workers())));
+    peers->collect(result, mine, run.processed, run.losses, run.iteration_end);
     if (!peers->root()) return result;  // the root checks and reports the whole run
   }
   for (std::int32_t it = 0; it < config.iterations; ++it) {

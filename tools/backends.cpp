@@ -79,8 +79,29 @@ profiles::Profile measure_profile(Backend backend, const executor::StageShape& s
   const std::int64_t workers = placed.unit_of.empty()
                                    ? std::int64_t{pp} * std::max(1, replicas)
                                    : static_cast<std::int64_t>(placed.unit_of.size());
-  return executor::measured_profile(shape, pp, cores, replicas, repetitions,
-                                    executor::run_load(workers, cores, in_flight, placed.pin_cpus));
+  profiles::Profile p =
+      executor::measured_profile(shape, pp, cores, replicas, repetitions,
+                                 executor::run_load(workers, cores, in_flight, placed.pin_cpus));
+#if RECYCLE_HAVE_MPI
+  if (executor::mpi::Processes* processes = executor::mpi::current(); processes != nullptr) {
+    // Under mpirun each process is a node: its block of workers hand off in memory (the
+    // hand-off timed above), and a message to another process takes the link timed here; the
+    // gradient all-reduce moves its shards over that link too.
+    const std::int64_t layout_workers = std::int64_t{pp} * std::max(1, replicas);
+    p.hardware.gpus_per_node =
+        static_cast<std::int32_t>((layout_workers + processes->size() - 1) / processes->size());
+    const auto link = processes->measure_link(
+        static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width),
+        std::max(repetitions, 101));
+    p.hardware.inter_node_latency = link.latency;
+    if (link.bandwidth > 0) {
+      p.hardware.inter_node_bandwidth = link.bandwidth;
+      p.hardware.all_reduce_bus_bandwidth =
+          std::min(p.hardware.all_reduce_bus_bandwidth, link.bandwidth);
+    }
+  }
+#endif
+  return p;
 }
 
 executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,

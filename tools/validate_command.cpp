@@ -29,6 +29,9 @@
 #include "tools/trace_source.hpp"
 #include "tools/whole_range.hpp"
 #include "tools/workload_options.hpp"
+#if RECYCLE_HAVE_MPI
+#include "executor/mpi/processes.hpp"
+#endif
 
 namespace recycle::tools {
 
@@ -237,12 +240,19 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
                                       std::to_string(sharing.unit_of.size()) +
                                       " threads placed as the workers"
                                 : "";
+  // Under mpirun a message to another process also has its own measured cost.
+  const profiles::HardwareSpec& hw = measured.hardware;
+  const std::string between =
+      hw.inter_node_latency == hw.intra_node_latency
+          ? ""
+          : fmt::format("; between processes {:.1f} us and {:.2f} GB/s",
+                        hw.inter_node_latency * 1e-3, hw.inter_node_bandwidth * 1e-9);
   std::printf(
       "measured costs per micro-batch, %d held at once%s: F %.3f ms, I %.3f ms, W %.3f ms, "
-      "optimizer %.3f ms, hand-off %.1f us\n",
+      "optimizer %.3f ms, hand-off %.1f us%s\n",
       in_flight, clock.c_str(), stage.forward * 1e-6, stage.backward_input * 1e-6,
-      stage.backward_weight * 1e-6, stage.optimizer * 1e-6,
-      measured.hardware.intra_node_latency * 1e-3);
+      stage.backward_weight * 1e-6, stage.optimizer * 1e-6, hw.intra_node_latency * 1e-3,
+      between.c_str());
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const executor::Recovery& r = run.recoveries[i - 1];
@@ -375,6 +385,16 @@ int run_validate(ValidateOptions o) {
     throw InputError("--schedule", o.request.name + " runs " + std::to_string(layout.interleave) +
                                        " chunks per worker; the executor runs one (interleave 1)");
   }
+#if RECYCLE_HAVE_MPI
+  if (const executor::mpi::Processes* processes = executor::mpi::current();
+      processes != nullptr && layout.workers() % processes->size() != 0) {
+    // Each process is a node to the prediction (tools/backends.hpp): as many workers in each.
+    throw InputError("mpirun",
+                     fmt::format("{} processes for dp {} x pp {} = {} workers: give a "
+                                 "process count that divides the workers",
+                                 processes->size(), layout.dp, layout.pp, layout.workers()));
+  }
+#endif
   o.run.heartbeat.period = std::chrono::milliseconds(o.heartbeat_ms);
   if (!o.kills.empty() && o.run.heartbeat.period * o.run.heartbeat.missed >= o.run.wait_limit) {
     // Every wait gives up at the limit: a failure must be found before the waits on it give up.

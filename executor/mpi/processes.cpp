@@ -1,6 +1,7 @@
 #include "executor/mpi/processes.hpp"
 
 #include <mpi.h>
+#include <sys/prctl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -33,6 +34,7 @@ Processes* g_current = nullptr;
 constexpr int kRun = 1;     ///< a run: its settings and schedules
 constexpr int kStop = 2;    ///< no more runs
 constexpr int kResult = 3;  ///< a process's part of a run's result, to process 0
+constexpr int kProbe = 4;   ///< process 1 echoes messages (Processes::measure_link)
 // Tags of the data communicator (between the processes of one run, received by each process's
 // progress thread).
 constexpr int kData = 10;      ///< an activation, a gradient or an all-reduce shard
@@ -44,27 +46,50 @@ void check(int code, const char* what) {
   if (code != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
-/// Waits for `request` without spinning on a core: a few yields, then sleeps that grow to
-/// `longest`. Gives up (std::runtime_error naming `what`) after `limit`.
+/// How a thread waits for MPI without holding a core: it polls with yields for `spin` (a message
+/// or a transfer in progress usually completes within it, and large messages move only while
+/// their sender polls), then sleeps between polls, the sleeps doubling up to `longest`.
+class Backoff {
+ public:
+  Backoff(std::chrono::microseconds spin, std::chrono::microseconds longest)
+      : spin_(spin), longest_(longest) {
+    reset();
+  }
+  /// Something happened: spin again.
+  void reset() {
+    spin_until_ = Clock::now() + spin_;
+    pause_ = std::chrono::microseconds(1);
+  }
+  void idle() {
+    if (Clock::now() < spin_until_) {
+      std::this_thread::yield();
+      return;
+    }
+    std::this_thread::sleep_for(pause_);
+    pause_ = std::min(pause_ * 2, longest_);
+  }
+
+ private:
+  std::chrono::microseconds spin_, longest_, pause_{1};
+  Clock::time_point spin_until_;
+};
+
+/// Waits for `request` (Backoff: `spin`, then sleeps up to 200 us); gives up (std::runtime_error
+/// naming `what`) after `limit`.
 void wait(MPI_Request& request, const std::string& what, std::chrono::milliseconds limit,
-          std::chrono::microseconds longest = std::chrono::microseconds(200)) {
+          std::chrono::microseconds spin = std::chrono::microseconds(50)) {
   const auto deadline = Clock::now() + limit;
-  std::chrono::microseconds pause(1);
-  for (int polls = 0;; ++polls) {
+  Backoff backoff(spin, std::chrono::microseconds(200));
+  while (true) {
     int done = 0;
     check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done != 0) return;
-    if (polls < 32) {
-      std::this_thread::yield();
-      continue;
-    }
     if (Clock::now() > deadline) {
       MPI_Cancel(&request);
       throw std::runtime_error("waited over " + std::to_string(limit.count() / 1000) + " s for " +
                                what + " (another process stopped answering)");
     }
-    std::this_thread::sleep_for(pause);
-    pause = std::min(pause * 2, longest);
+    backoff.idle();
   }
 }
 
@@ -183,7 +208,16 @@ class MpiPeers final : public Peers {
     MPI_Comm_size(control_, &size_);
     progress_ = std::thread([this] { progress(); });
   }
+  /// Sees this process's sends through, waits for every process to have done so (a message
+  /// between them is received), then stops the progress thread.
   ~MpiPeers() override {
+    try {
+      const auto deadline = Clock::now() + limit_;
+      while (sending() && Clock::now() < deadline) std::this_thread::sleep_for(kPoll);
+      barrier();
+    } catch (const std::exception&) {
+      // Another process stopped answering: its messages no longer matter.
+    }
     stopping_ = true;
     progress_.join();
   }
@@ -191,12 +225,10 @@ class MpiPeers final : public Peers {
   MpiPeers& operator=(const MpiPeers&) = delete;
 
   [[nodiscard]] bool root() const override { return rank_ == 0; }
-  [[nodiscard]] int process_of(std::size_t w, std::size_t workers) const override {
-    return static_cast<int>(w * static_cast<std::size_t>(size_) /
+  [[nodiscard]] int rank() const override { return rank_; }
+  [[nodiscard]] int process_of(std::size_t flat, std::size_t workers) const override {
+    return static_cast<int>(flat * static_cast<std::size_t>(size_) /
                             std::max<std::size_t>(workers, 1));
-  }
-  [[nodiscard]] bool here(std::size_t w, std::size_t workers) const override {
-    return process_of(w, workers) == rank_;
   }
   void barrier() override {
     MPI_Request request = MPI_REQUEST_NULL;
@@ -205,6 +237,10 @@ class MpiPeers final : public Peers {
   }
 
   void open(SegmentLinks links) override {
+    for (Mailbox<>* box : links.mailboxes) {
+      if (box != nullptr)
+        box->poll_while_waiting({[this] { return take_in(); }, links.poll_period});
+    }
     const std::lock_guard lock(mutex_);
     links_ = std::move(links);
     open_ = true;
@@ -227,7 +263,7 @@ class MpiPeers final : public Peers {
     out.put(static_cast<std::int64_t>(reader));
     std::apply([&](const auto&... field) { (out.put(field), ...); }, key);
     out.put_vector(data);
-    post(to, kData, out.bytes());
+    post(to, kData, std::move(out.bytes()));
   }
   void forward_abort(const std::string& reason) override {
     Writer out;
@@ -268,16 +304,14 @@ class MpiPeers final : public Peers {
     return out;
   }
 
-  void collect(RunResult& result, std::vector<std::int32_t>& processed, std::vector<double>& losses,
+  void collect(RunResult& result, const std::vector<bool>& mine,
+               std::vector<std::int32_t>& processed, std::vector<double>& losses,
                std::vector<std::int64_t>& iteration_end) override {
     if (!root()) {
       Writer out;
-      std::uint64_t mine = 0;
-      for (std::size_t w = 0; w < result.workers.size(); ++w)
-        mine += here(w, result.workers.size());
-      out.put(mine);
+      out.put(static_cast<std::uint64_t>(std::count(mine.begin(), mine.end(), true)));
       for (std::size_t w = 0; w < result.workers.size(); ++w) {
-        if (!here(w, result.workers.size())) continue;
+        if (!mine[w]) continue;
         const WorkerRun& run = result.workers[w];
         out.put(static_cast<std::uint64_t>(w));
         out.put(run.killed);
@@ -299,7 +333,10 @@ class MpiPeers final : public Peers {
       return;
     }
     for (int from = 1; from < size_; ++from) {
-      const std::vector<char> bytes = receive(control_, from, kResult, limit_);
+      const std::vector<char> bytes =
+          receive(control_, from, kResult, limit_,
+                  Backoff(std::chrono::microseconds(50), std::chrono::microseconds(200)))
+              .first;
       Reader in(bytes);
       const auto workers = in.get<std::uint64_t>();
       for (std::uint64_t k = 0; k < workers; ++k) {
@@ -330,11 +367,12 @@ class MpiPeers final : public Peers {
     }
   }
 
-  /// Receives the next message from `from` with `tag` on `comm` (polled).
-  static std::vector<char> receive(MPI_Comm comm, int from, int tag,
-                                   std::chrono::milliseconds limit) {
+  /// Receives the next message from `from` with `tag` (MPI_ANY_TAG: any) on `comm`, polled with
+  /// `backoff`; the message and its tag.
+  static std::pair<std::vector<char>, int> receive(MPI_Comm comm, int from, int tag,
+                                                   std::chrono::milliseconds limit,
+                                                   Backoff backoff) {
     const auto deadline = Clock::now() + limit;
-    std::chrono::microseconds pause(1);
     while (true) {
       int found = 0;
       MPI_Message message;
@@ -345,15 +383,14 @@ class MpiPeers final : public Peers {
         MPI_Get_count(&status, MPI_BYTE, &bytes);
         std::vector<char> buffer(static_cast<std::size_t>(bytes));
         check(MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE), "MPI_Mrecv");
-        return buffer;
+        return {std::move(buffer), status.MPI_TAG};
       }
       if (Clock::now() > deadline) {
         throw std::runtime_error("waited over " + std::to_string(limit.count() / 1000) +
                                  " s for process " + std::to_string(from) +
                                  " (it stopped answering)");
       }
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(200));
+      backoff.idle();
     }
   }
 
@@ -362,13 +399,30 @@ class MpiPeers final : public Peers {
     const std::lock_guard lock(mutex_);
     return links_.segment;
   }
-  void post(int to, int tag, const std::vector<char>& bytes) {
-    MPI_Request request = MPI_REQUEST_NULL;
-    check(
-        MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, to, tag, data_, &request),
-        "MPI_Isend");
-    wait(request, "process " + std::to_string(to) + " to take a message", limit_,
-         std::chrono::microseconds(20));
+  /// Starts sending `bytes`; the progress thread sees it through (a SEND does not hold its
+  /// worker for the transfer, as a send on a communication stream does not).
+  void post(int to, int tag, std::vector<char> bytes) {
+    auto outgoing = std::make_unique<Outgoing>();
+    outgoing->bytes = std::move(bytes);
+    check(MPI_Isend(outgoing->bytes.data(), static_cast<int>(outgoing->bytes.size()), MPI_BYTE, to,
+                    tag, data_, &outgoing->request),
+          "MPI_Isend");
+    const std::lock_guard lock(outgoing_mutex_);
+    outgoing_.push_back(std::move(outgoing));
+  }
+  /// Tests every send in flight once; true when one completed.
+  bool push_sends() {
+    const std::lock_guard lock(outgoing_mutex_);
+    const std::size_t before = outgoing_.size();
+    std::erase_if(outgoing_, [](const std::unique_ptr<Outgoing>& o) {
+      int done = 0;
+      return MPI_Test(&o->request, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS || done != 0;
+    });
+    return outgoing_.size() != before;
+  }
+  [[nodiscard]] bool sending() {
+    const std::lock_guard lock(outgoing_mutex_);
+    return !outgoing_.empty();
   }
   void to_others(int tag, const std::vector<char>& bytes) {
     for (int to = 0; to < size_; ++to) {
@@ -377,27 +431,38 @@ class MpiPeers final : public Peers {
   }
 
   /// The progress thread: receives every message of the data communicator and hands it on.
-  void progress() {
-    std::vector<char> buffer;
-    std::chrono::microseconds pause(1);
-    while (!stopping_) {
-      int found = 0;
-      MPI_Message message;
-      MPI_Status status;
-      if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_, &found, &message, &status) !=
-              MPI_SUCCESS ||
-          found == 0) {
-        std::this_thread::sleep_for(pause);
-        pause = std::min(pause * 2, std::chrono::microseconds(100));
-        continue;
-      }
-      pause = std::chrono::microseconds(1);
-      int bytes = 0;
-      MPI_Get_count(&status, MPI_BYTE, &bytes);
-      buffer.resize(static_cast<std::size_t>(bytes));
-      if (MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-        continue;
+  /// One step of progress, by the progress thread or a thread waiting for a message: tests the
+  /// sends in flight, and receives at most one message and hands it on; true when either did
+  /// something.
+  bool take_in() {
+    const bool sent = push_sends();
+    int found = 0;
+    MPI_Message message;
+    MPI_Status status;
+    if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_, &found, &message, &status) != MPI_SUCCESS ||
+        found == 0)
+      return sent;
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    std::vector<char> buffer(static_cast<std::size_t>(bytes));
+    if (MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) == MPI_SUCCESS)
       hand_on(status.MPI_TAG, buffer);
+    return true;
+  }
+
+  /// The progress thread: takes in what arrives while no thread waits for it (heartbeats,
+  /// aborts, data sent ahead of its use) and sees sends through. A thread that waits takes in
+  /// for itself, so this one can sleep long between looks and leave the cores to the workers.
+  void progress() {
+    // Its sleeps end when asked, not up to 50 us later (Linux's default timer slack).
+    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+    Backoff backoff(std::chrono::microseconds(20), std::chrono::microseconds(1000));
+    while (!stopping_) {
+      if (take_in()) {
+        backoff.reset();
+      } else {
+        backoff.idle();
+      }
     }
   }
 
@@ -443,6 +508,13 @@ class MpiPeers final : public Peers {
   bool open_ = false;
   SegmentLinks links_;
   Heartbeats* heartbeats_ = nullptr;
+  struct Outgoing {
+    std::vector<char> bytes;
+    MPI_Request request = MPI_REQUEST_NULL;
+  };
+  static constexpr std::chrono::microseconds kPoll{50};
+  std::mutex outgoing_mutex_;
+  std::vector<std::unique_ptr<Outgoing>> outgoing_;  ///< sends in flight
   std::atomic<bool> stopping_{false};
   std::thread progress_;
 };
@@ -525,23 +597,100 @@ RunResult Processes::run_on_cpu(const planner::Schedule& schedule, const RunConf
   return executor::run_on_cpu(schedule, config, &peers);
 }
 
+namespace {
+
+/// The link probe's two ends: process 0 sends `rounds` messages of each size in `sizes` and times
+/// their return; process 1 sends each back. Both go through MpiPeers as a run's messages do.
+std::vector<std::vector<Nanos>> probe_link(MPI_Comm control, MPI_Comm data, int rank,
+                                           const std::vector<std::size_t>& sizes,
+                                           std::int32_t rounds) {
+  const std::chrono::milliseconds limit(60'000);
+  Abort abort(limit);
+  Mailbox<> box(abort);
+  std::vector<std::atomic<std::int32_t>> unused(1);
+  MpiPeers peers(control, data, limit);
+  SegmentLinks links;
+  links.mailboxes = {&box};
+  links.abort = &abort;
+  links.finished = &unused;
+  peers.open(std::move(links));
+  peers.barrier();
+  std::vector<std::vector<Nanos>> trips(sizes.size());
+  std::int64_t key = 0;
+  for (std::size_t s = 0; s < sizes.size(); ++s) {
+    for (std::int32_t r = 0; r < rounds; ++r, ++key) {
+      const MessageKey k{0, 0, 0, 0, key};
+      if (rank != 0) {
+        peers.send(0, 0, k, box.take(k, "the link probe"));
+        continue;
+      }
+      const auto start = Clock::now();
+      peers.send(1, 0, k, std::vector<float>(sizes[s], 1.0F));
+      static_cast<void>(box.take(k, "the link probe"));
+      if (r > 0) {  // the first is a warm-up
+        trips[s].push_back(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+      }
+    }
+  }
+  peers.barrier();
+  peers.close();
+  return trips;
+}
+
+Nanos median(std::vector<Nanos> values) {
+  std::sort(values.begin(), values.end());
+  return values.empty() ? 0 : values[values.size() / 2];
+}
+
+}  // namespace
+
+Processes::Link Processes::measure_link(std::size_t floats, std::int32_t repetitions) {
+  const std::int32_t rounds = std::max(1, repetitions) + 1;
+  Writer request;
+  request.put(static_cast<std::uint64_t>(floats));
+  request.put(rounds);
+  for (int to = 1; to < impl_->size; ++to) {
+    MPI_Request sent = MPI_REQUEST_NULL;
+    check(MPI_Isend(request.bytes().data(), static_cast<int>(request.bytes().size()), MPI_BYTE, to,
+                    kProbe, impl_->control, &sent),
+          "MPI_Isend");
+    wait(sent, "process " + std::to_string(to) + " to take the link probe",
+         std::chrono::seconds(60));
+  }
+  const auto trips = probe_link(impl_->control, impl_->data, 0, {1, floats}, rounds);
+  Link link;
+  link.latency = median(trips[0]) / 2;
+  const Nanos large = median(trips[1]) / 2 - link.latency;
+  link.bandwidth =
+      large > 0 ? static_cast<double>(floats) * 4.0 / (static_cast<double>(large) * 1e-9) : 0.0;
+  return link;
+}
+
 int Processes::serve() {
   while (true) {
-    int found = 0;
-    MPI_Status status;
-    std::chrono::microseconds pause(1);
-    const auto deadline = Clock::now() + kBetweenRuns;
-    while (found == 0) {
-      check(MPI_Iprobe(0, MPI_ANY_TAG, impl_->control, &found, &status), "MPI_Iprobe");
-      if (found != 0) break;
-      if (Clock::now() > deadline) return 2;
-      std::this_thread::sleep_for(pause);
-      pause = std::min(pause * 2, std::chrono::microseconds(1000));
+    // Between runs process 0 may time its operations for minutes: sleep up to 1 ms between looks.
+    std::pair<std::vector<char>, int> next;
+    try {
+      next =
+          MpiPeers::receive(impl_->control, 0, MPI_ANY_TAG,
+                            std::chrono::duration_cast<std::chrono::milliseconds>(kBetweenRuns),
+                            Backoff(std::chrono::microseconds(0), std::chrono::microseconds(1000)));
+    } catch (const std::runtime_error&) {
+      return 2;  // process 0 stopped answering
     }
-    const std::vector<char> bytes =
-        MpiPeers::receive(impl_->control, 0, status.MPI_TAG, std::chrono::seconds(60));
-    if (status.MPI_TAG == kStop) return 0;
-    if (status.MPI_TAG != kRun) continue;
+    const auto& [bytes, tag] = next;
+    if (tag == kStop) return 0;
+    if (tag == kProbe) {
+      Reader in(bytes);
+      const auto floats = static_cast<std::size_t>(in.get<std::uint64_t>());
+      const auto rounds = in.get<std::int32_t>();
+      // Only process 1 echoes; the others join the probe's barriers.
+      static_cast<void>(probe_link(impl_->control, impl_->data, impl_->rank == 1 ? 1 : -1,
+                                   {1, floats}, impl_->rank == 1 ? rounds : 0));
+      continue;
+    }
+    if (tag != kRun) continue;
     auto [schedule, config] = decode_run(bytes);
     try {
       MpiPeers peers(impl_->control, impl_->data, config.wait_limit);

@@ -1,9 +1,9 @@
 // Multi-process runs through MPI: `mpirun -np N recycle validate ...` runs the cpu backend's
-// workers in N processes (on one node or several), worker w of the first schedule in process
-// w x N / workers (executor/peers.hpp). Process 0 runs the command as ever; when it runs a
-// schedule, it sends the schedule and the run's settings to the others, every process runs its
-// own workers on threads, and process 0 gathers the whole result. The other processes run no
-// command of their own: they serve runs until process 0 tells them to stop.
+// workers in N processes (on one node or several), worker (d, s) in process
+// (d x pp + s) x N / (dp x pp), as GPUs on nodes (executor/peers.hpp). Process 0 runs the command
+// as ever; when it runs a schedule, it sends the schedule and the run's settings to the others,
+// every process runs its own workers on threads, and process 0 gathers the whole result. The other
+// processes run no command of their own: they serve runs until process 0 tells them to stop.
 //
 // Between processes, an activation or gradient is one MPI message (the receive is posted by the
 // process's progress thread and handed to the reader's mailbox, so the runtime's waits are those
@@ -18,6 +18,7 @@
 
 #include <memory>
 
+#include "core/units.hpp"
 #include "executor/runtime.hpp"
 #include "planner/schedule.hpp"
 
@@ -37,6 +38,16 @@ class Processes {
 
   /// Process 0: runs `schedule` over every process (run_on_cpu with this run's peers).
   [[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config);
+  /// What a message between two processes costs on the path runs take (an MPI message, the
+  /// progress thread, the reader's mailbox): process 0 sends to process 1, which sends it back.
+  struct Link {
+    Nanos latency = 0;             ///< half the median round trip of a one-float message
+    BytesPerSecond bandwidth = 0;  ///< `floats` floats over half their median round trip, less
+                                   ///< the latency
+  };
+  /// Process 0: times `repetitions` round trips (after one warm-up) of each size.
+  [[nodiscard]] Link measure_link(std::size_t floats, std::int32_t repetitions);
+
   /// Every other process: runs what process 0 sends until it says stop; the exit code.
   [[nodiscard]] int serve();
 

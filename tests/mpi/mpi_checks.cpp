@@ -90,8 +90,8 @@ TEST_CASE("a ReCycle plan's re-routed micro-batches cross processes as in one pr
 }
 
 TEST_CASE("a worker killed in another process is found by its forwarded heartbeats") {
-  // Workers go to processes in blocks of the first schedule's list, sorted by (dp, stage): the
-  // last worker, (1, 1), runs in the last process, never in process 0.
+  // Workers go to processes in blocks of flat ids (dp x pp + stage): the last worker, (1, 1),
+  // runs in the last process, never in process 0.
   const Layout layout{2, 2, 4, 1};
   RunConfig config = small_config();
   config.iterations = 5;

@@ -614,8 +614,10 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
     // The detection raises the abort, which wakes this wait.
     shared.abort.watch(&shared.detection, &shared.detection_mutex);
     std::unique_lock lock(shared.detection_mutex);
+    // Another process may find it first and forward the abort: either ends the wait.
     wait_for(
-        lock, shared.detection, shared.abort, [&] { return shared.detected >= 0; },
+        lock, shared.detection, shared.abort,
+        [&] { return shared.detected >= 0 || shared.abort.raised(); },
         "the heartbeat monitor to find worker " + planner::to_string(kill->worker) + " silent");
   }
   if (peers != nullptr) {

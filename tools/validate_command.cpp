@@ -562,7 +562,9 @@ Command add_validate_command(CLI::App& app) {
                 "recycle validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 1:0 "
                 "--check-equivalence",
                 "recycle validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --iterations 8 "
-                "--kill 1:1@3.5 --check-equivalence"}));
+                "--kill 1:1@3.5 --check-equivalence",
+                "mpirun -np 2 recycle validate --schedule 1f1b --pp 2 --microbatches 8   # the "
+                "workers in 2 processes (builds with MPI; docs/validation.md)"}));
   return {sub, [o] { return run_validate(*o); }};
 }
 

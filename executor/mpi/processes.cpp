@@ -202,8 +202,11 @@ std::pair<planner::Schedule, RunConfig> decode_run(const std::vector<char>& byte
 /// hands them to the open schedule's mailboxes, abort, heartbeats and counts.
 class MpiPeers final : public Peers {
  public:
-  MpiPeers(MPI_Comm control, MPI_Comm data, std::chrono::milliseconds limit)
-      : control_(control), data_(data), limit_(limit) {
+  /// `generation`: this peers' number among the program's (every process counts them alike), so
+  /// that a message of an earlier run still in flight is never taken for one of this run.
+  MpiPeers(MPI_Comm control, MPI_Comm data, std::int64_t generation,
+           std::chrono::milliseconds limit)
+      : control_(control), data_(data), generation_(generation), limit_(limit) {
     MPI_Comm_rank(control_, &rank_);
     MPI_Comm_size(control_, &size_);
     progress_ = std::thread([this] { progress(); });
@@ -395,9 +398,10 @@ class MpiPeers final : public Peers {
   }
 
  private:
+  /// What this run's messages of the open schedule carry: the generation and the schedule.
   std::int64_t segment() {
     const std::lock_guard lock(mutex_);
-    return links_.segment;
+    return (generation_ << 32) + links_.segment;
   }
   /// Starts sending `bytes`; the progress thread sees it through (a SEND does not hold its
   /// worker for the transfer, as a send on a communication stream does not).
@@ -470,7 +474,8 @@ class MpiPeers final : public Peers {
     Reader in(bytes);
     const auto segment = in.get<std::int64_t>();
     const std::lock_guard lock(mutex_);
-    if (!open_ || segment != links_.segment) return;  // a stopped schedule's: nobody waits on it
+    // A stopped schedule's or an earlier run's: nobody waits on it.
+    if (!open_ || segment != (generation_ << 32) + links_.segment) return;
     switch (tag) {
       case kData: {
         const auto reader = static_cast<std::size_t>(in.get<std::int64_t>());
@@ -502,6 +507,7 @@ class MpiPeers final : public Peers {
   }
 
   MPI_Comm control_, data_;
+  std::int64_t generation_;
   std::chrono::milliseconds limit_;
   int rank_ = 0, size_ = 1;
   std::mutex mutex_;  ///< guards what follows
@@ -530,6 +536,7 @@ struct Processes::Impl {
   MPI_Comm data = MPI_COMM_NULL;
   int rank = 0;
   int size = 1;
+  std::int64_t generations = 0;  ///< MpiPeers made so far (runs and probes), alike in every process
 };
 
 std::unique_ptr<Processes> Processes::start(int* argc, char*** argv) {
@@ -593,7 +600,7 @@ RunResult Processes::run_on_cpu(const planner::Schedule& schedule, const RunConf
           "MPI_Isend");
     wait(sent, "process " + std::to_string(to) + " to take the run", config.wait_limit);
   }
-  MpiPeers peers(impl_->control, impl_->data, config.wait_limit);
+  MpiPeers peers(impl_->control, impl_->data, impl_->generations++, config.wait_limit);
   return executor::run_on_cpu(schedule, config, &peers);
 }
 
@@ -601,14 +608,14 @@ namespace {
 
 /// The link probe's two ends: process 0 sends `rounds` messages of each size in `sizes` and times
 /// their return; process 1 sends each back. Both go through MpiPeers as a run's messages do.
-std::vector<std::vector<Nanos>> probe_link(MPI_Comm control, MPI_Comm data, int rank,
-                                           const std::vector<std::size_t>& sizes,
+std::vector<std::vector<Nanos>> probe_link(MPI_Comm control, MPI_Comm data, std::int64_t generation,
+                                           int rank, const std::vector<std::size_t>& sizes,
                                            std::int32_t rounds) {
   const std::chrono::milliseconds limit(60'000);
   Abort abort(limit);
   Mailbox<> box(abort);
   std::vector<std::atomic<std::int32_t>> unused(1);
-  MpiPeers peers(control, data, limit);
+  MpiPeers peers(control, data, generation, limit);
   SegmentLinks links;
   links.mailboxes = {&box};
   links.abort = &abort;
@@ -658,7 +665,8 @@ Processes::Link Processes::measure_link(std::size_t floats, std::int32_t repetit
     wait(sent, "process " + std::to_string(to) + " to take the link probe",
          std::chrono::seconds(60));
   }
-  const auto trips = probe_link(impl_->control, impl_->data, 0, {1, floats}, rounds);
+  const auto trips =
+      probe_link(impl_->control, impl_->data, impl_->generations++, 0, {1, floats}, rounds);
   Link link;
   link.latency = median(trips[0]) / 2;
   const Nanos large = median(trips[1]) / 2 - link.latency;
@@ -686,14 +694,15 @@ int Processes::serve() {
       const auto floats = static_cast<std::size_t>(in.get<std::uint64_t>());
       const auto rounds = in.get<std::int32_t>();
       // Only process 1 echoes; the others join the probe's barriers.
-      static_cast<void>(probe_link(impl_->control, impl_->data, impl_->rank == 1 ? 1 : -1,
-                                   {1, floats}, impl_->rank == 1 ? rounds : 0));
+      static_cast<void>(probe_link(impl_->control, impl_->data, impl_->generations++,
+                                   impl_->rank == 1 ? 1 : -1, {1, floats},
+                                   impl_->rank == 1 ? rounds : 0));
       continue;
     }
     if (tag != kRun) continue;
     auto [schedule, config] = decode_run(bytes);
     try {
-      MpiPeers peers(impl_->control, impl_->data, config.wait_limit);
+      MpiPeers peers(impl_->control, impl_->data, impl_->generations++, config.wait_limit);
       static_cast<void>(executor::run_on_cpu(schedule, config, &peers));
     } catch (const std::exception&) {
       // Process 0 meets the same error (the same checks, the same agreed facts) and reports it.

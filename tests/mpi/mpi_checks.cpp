@@ -120,6 +120,28 @@ TEST_CASE("a worker killed in another process is found by its forwarded heartbea
   }
 }
 
+TEST_CASE("a kill late in the last iteration, in another process, is found and redone") {
+  // The survivors finish without waiting on the killed worker; every process's monitor finds it
+  // silent, whichever first, and the iteration it left is dropped and redone.
+  const Layout layout{2, 2, 4, 1};
+  RunConfig config = small_config();
+  config.heartbeat.period = std::chrono::milliseconds(25);
+  config.heartbeat.missed = 4;
+  config.kills.push_back({{1, 1}, config.iterations - 1, 0.95, recycle_plan(layout, {{1, 1}})});
+  for (int repeat = 0; repeat < 3; ++repeat) {
+    const RunResult run = processes().run_on_cpu(fault_free("1f1b", layout), config);
+    REQUIRE(run.recoveries.size() == 1);
+    CHECK(run.recoveries.front().resumed_at == config.iterations - 1);
+    CHECK(run.microbatches_processed ==
+          static_cast<std::int64_t>(config.iterations) * layout.dp * layout.microbatches);
+    const auto reference = sequential(layout, config);
+    for (const WorkerRun& w : run.workers) {
+      for (const auto& [v, params] : w.parameters)
+        CHECK(max_relative_difference(params, reference[static_cast<std::size_t>(v)]) < 1e-5);
+    }
+  }
+}
+
 TEST_CASE("a run refused as bad input is refused in every process, and the next run goes on") {
   const Layout layout{2, 2, 4, 1};
   RunConfig config = small_config();

@@ -90,9 +90,7 @@ profiles::Profile measure_profile(Backend backend, const executor::StageShape& s
     const std::int64_t layout_workers = std::int64_t{pp} * std::max(1, replicas);
     p.hardware.gpus_per_node =
         static_cast<std::int32_t>((layout_workers + processes->size() - 1) / processes->size());
-    const auto link = processes->measure_link(
-        static_cast<std::size_t>(shape.rows()) * static_cast<std::size_t>(shape.width),
-        std::max(repetitions, 101));
+    const auto link = processes->measure_link(std::max(repetitions, 101));
     p.hardware.inter_node_latency = link.latency;
     if (link.bandwidth > 0) {
       p.hardware.inter_node_bandwidth = link.bandwidth;

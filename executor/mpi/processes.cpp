@@ -652,8 +652,9 @@ Nanos median(std::vector<Nanos> values) {
 
 }  // namespace
 
-Processes::Link Processes::measure_link(std::size_t floats, std::int32_t repetitions) {
+Processes::Link Processes::measure_link(std::int32_t repetitions) {
   const std::int32_t rounds = std::max(1, repetitions) + 1;
+  const std::size_t floats = std::size_t{1} << 18;  // 1 MiB
   Writer request;
   request.put(static_cast<std::uint64_t>(floats));
   request.put(rounds);

@@ -41,12 +41,13 @@ class Processes {
   /// What a message between two processes costs on the path runs take (an MPI message, the
   /// progress thread, the reader's mailbox): process 0 sends to process 1, which sends it back.
   struct Link {
-    Nanos latency = 0;             ///< half the median round trip of a one-float message
-    BytesPerSecond bandwidth = 0;  ///< `floats` floats over half their median round trip, less
-                                   ///< the latency
+    Nanos latency = 0;  ///< half the median round trip of a one-float message
+    /// A 1 MiB message over half its median round trip less the latency; 0 when that is not
+    /// above the latency (the clock could not tell them apart).
+    BytesPerSecond bandwidth = 0;
   };
   /// Process 0: times `repetitions` round trips (after one warm-up) of each size.
-  [[nodiscard]] Link measure_link(std::size_t floats, std::int32_t repetitions);
+  [[nodiscard]] Link measure_link(std::int32_t repetitions);
 
   /// Every other process: runs what process 0 sends until it says stop; the exit code.
   [[nodiscard]] int serve();

@@ -198,8 +198,9 @@ std::pair<planner::Schedule, RunConfig> decode_run(const std::vector<char>& byte
   return {std::move(schedule), std::move(config)};
 }
 
-/// One run's Peers on MPI: a progress thread receives the data communicator's messages and
-/// hands them to the open schedule's mailboxes, abort, heartbeats and counts.
+/// One run's Peers on MPI: the data communicator's messages are taken in by threads waiting on
+/// a mailbox and by a progress thread, and handed to the open schedule's mailboxes, abort,
+/// heartbeats and counts.
 class MpiPeers final : public Peers {
  public:
   /// `generation`: this peers' number among the program's (every process counts them alike), so
@@ -434,7 +435,6 @@ class MpiPeers final : public Peers {
     }
   }
 
-  /// The progress thread: receives every message of the data communicator and hands it on.
   /// One step of progress, by the progress thread or a thread waiting for a message: tests the
   /// sends in flight, and receives at most one message and hands it on; true when either did
   /// something.

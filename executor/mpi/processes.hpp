@@ -5,15 +5,17 @@
 // every process runs its own workers on threads, and process 0 gathers the whole result. The other
 // processes run no command of their own: they serve runs until process 0 tells them to stop.
 //
-// Between processes, an activation or gradient is one MPI message (the receive is posted by the
-// process's progress thread and handed to the reader's mailbox, so the runtime's waits are those
-// of one process), the gradient all-reduce and the optimizer barrier are executor/
-// message_reduce.hpp's (bit for bit the one-process sums), and aborts, heartbeats and finished
-// iterations are forwarded to every process. At the end of each schedule the processes agree on
-// what happened (a kill, its detection, the iterations to drop) through collectives.
+// Between processes, an activation or gradient is one MPI message, posted by the SEND (which does
+// not wait for the transfer) and handed to the reader's mailbox, so the runtime's waits are those
+// of one process. A thread waiting on a mailbox takes in messages itself; a progress thread per
+// process takes in the rest (heartbeats, aborts, data sent ahead) and sees sends through. The
+// gradient all-reduce and the optimizer barrier are executor/message_reduce.hpp's (bit for bit
+// the one-process sums), and aborts, heartbeats and finished iterations are forwarded to every
+// process. At the end of each schedule the processes agree on what happened (a kill, its
+// detection, the iterations to drop) through collectives.
 //
-// Every MPI wait is polled, with short sleeps, so that a waiting process leaves the cores to
-// the workers, and gives up after the run's wait limit.
+// Every MPI wait is polled, yielding and then sleeping between looks, so that a waiting thread
+// leaves the cores to the workers, and gives up after the run's wait limit.
 #pragma once
 
 #include <memory>

@@ -30,24 +30,6 @@ RunConfig kill_config() {
   return config;
 }
 
-/// The survivors' final weights against the sequential loop, and the micro-batch count.
-void check_trained_like_reference(const RunResult& run, const Layout& layout,
-                                  const RunConfig& config) {
-  CHECK(run.microbatches_processed ==
-        static_cast<std::int64_t>(config.iterations) * layout.dp * layout.microbatches);
-  const auto reference = sequential(layout, config);
-  for (const WorkerRun& w : run.workers) {
-    CAPTURE(planner::to_string(w.id));
-    if (w.killed) {
-      CHECK(w.parameters.empty());
-      continue;
-    }
-    REQUIRE(w.parameters.size() == 1);
-    const auto& [v, params] = w.parameters.front();
-    CHECK(max_relative_difference(params, reference[static_cast<std::size_t>(v)]) < 1e-5);
-  }
-}
-
 }  // namespace
 
 TEST_CASE("a killed worker is detected by its heartbeats and the survivors redo its iteration") {
@@ -88,7 +70,7 @@ TEST_CASE("a killed worker is detected by its heartbeats and the survivors redo 
     for (const TimedAction& t : w.timeline)
       CHECK(t.dropped == (t.iteration >= 1 && t.start_ns < r.resume_ns));
   }
-  check_trained_like_reference(run, layout, config);
+  check_trained_like_sequential(run, layout, config);
 }
 
 TEST_CASE("two kills, one before the first action, the next on the re-routed plan") {
@@ -105,7 +87,7 @@ TEST_CASE("two kills, one before the first action, the next on the re-routed pla
   CHECK(run.recoveries[0].dropped_microbatches <= 2 * layout.microbatches);
   CHECK(run.recoveries[1].resumed_at == 2);
   CHECK(run.segment_start == std::vector<std::int32_t>{0, 0, 2});
-  check_trained_like_reference(run, layout, config);
+  check_trained_like_sequential(run, layout, config);
 }
 
 TEST_CASE("a kill after the last action any survivor waits on is found, and its iteration redone") {
@@ -128,7 +110,7 @@ TEST_CASE("a kill after the last action any survivor waits on is found, and its 
   CHECK(r.dropped_microbatches == layout.dp * layout.microbatches);
   CHECK(r.detect_ns > r.kill_ns);
   CHECK(run.segment_start == std::vector<std::int32_t>{0, 2});
-  check_trained_like_reference(run, layout, config);
+  check_trained_like_sequential(run, layout, config);
 }
 
 TEST_CASE("kills that do not fit the run are refused before it starts") {

@@ -55,6 +55,25 @@ inline double max_relative_difference(const std::vector<float>& a, const std::ve
   return worst;
 }
 
+/// A run's survivors' final weights against the sequential loop (within 1e-5), a killed
+/// worker's none, and each micro-batch of each iteration counted once.
+inline void check_trained_like_sequential(const RunResult& run, const planner::Layout& layout,
+                                          const RunConfig& config) {
+  CHECK(run.microbatches_processed ==
+        static_cast<std::int64_t>(config.iterations) * layout.dp * layout.microbatches);
+  const auto reference = sequential(layout, config);
+  for (const WorkerRun& w : run.workers) {
+    CAPTURE(planner::to_string(w.id));
+    if (w.killed) {
+      CHECK(w.parameters.empty());
+      continue;
+    }
+    REQUIRE(w.parameters.size() == 1);
+    const auto& [v, params] = w.parameters.front();
+    CHECK(max_relative_difference(params, reference[static_cast<std::size_t>(v)]) < 1e-5);
+  }
+}
+
 /// ReCycle's plan (its list schedule, no search) for `failed` on `layout`, which must be feasible.
 inline planner::Schedule recycle_plan(const planner::Layout& layout,
                                       std::vector<planner::WorkerId> failed) {

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -22,15 +23,14 @@
 
 namespace recycle::executor {
 
-/// What the process's mailboxes and waits are while one schedule runs: a message of another
-/// process is delivered into these, and only while they are open.
+/// Where the messages of other processes go while one schedule runs: handed on only while it is
+/// open.
 struct SegmentLinks {
-  std::int64_t segment = 0;           ///< the schedule's number in the run
-  std::vector<Mailbox<>*> mailboxes;  ///< by flat worker id (dp x pp + stage)
-  Abort* abort = nullptr;             ///< raised by a forwarded abort
-  /// How often a thread waiting on a mailbox looks for messages when none came: often, unless
-  /// the workers share cores (RunConfig::pin_cpus), where its looks take a working thread's time.
-  std::chrono::microseconds poll_period{20};
+  std::int64_t segment = 0;  ///< the schedule's number in the run
+  /// Hands a message from another process to worker `reader` (flat id: dp x pp + stage) of this
+  /// process; called by whichever thread takes the message in, one message at a time.
+  std::function<void(std::size_t reader, const MessageKey& key, std::vector<float> data)> deliver;
+  Abort* abort = nullptr;                                      ///< raised by a forwarded abort
   std::vector<std::atomic<std::int32_t>>* finished = nullptr;  ///< counted by forwarded ends
 };
 
@@ -46,6 +46,13 @@ struct SegmentFacts {
   std::array<char, 512> reason{};         ///< its reason, cut to fit
 };
 
+/// The process worker `flat` (of a layout of `workers`) runs in, of `processes`: blocks of flat
+/// ids, as GPUs on nodes.
+[[nodiscard]] inline int process_of(std::size_t flat, std::size_t workers, int processes) {
+  return static_cast<int>(flat * static_cast<std::size_t>(processes) /
+                          (workers == 0 ? std::size_t{1} : workers));
+}
+
 class Peers {
  public:
   virtual ~Peers() = default;
@@ -56,17 +63,29 @@ class Peers {
   /// The first process, which returns the whole result.
   [[nodiscard]] virtual bool root() const = 0;
   /// The process the worker of flat id `flat` (of a layout of `workers`) runs in.
-  [[nodiscard]] virtual int process_of(std::size_t flat, std::size_t workers) const = 0;
+  [[nodiscard]] int process_of(std::size_t flat, std::size_t workers) const {
+    return executor::process_of(flat, workers, size());
+  }
   [[nodiscard]] bool here(std::size_t flat, std::size_t workers) const {
     return process_of(flat, workers) == rank();
   }
   [[nodiscard]] virtual int rank() const = 0;
+  [[nodiscard]] virtual int size() const = 0;  ///< how many processes
+  /// This process among the processes on its machine, which share its GPUs.
+  struct Node {
+    int rank = 0;  ///< among them
+    int size = 1;  ///< how many
+  };
+  [[nodiscard]] virtual Node node() const = 0;
   /// Every process waits until all have called it.
   virtual void barrier() = 0;
 
-  /// Starts delivering the messages of schedule `links.segment` into `links`, and has a thread
-  /// waiting on one of its mailboxes take in messages meanwhile (Mailbox::poll_while_waiting).
+  /// Starts handing the messages of schedule `links.segment` to `links`.
   virtual void open(SegmentLinks links) = 0;
+  /// Takes in at most one message from another process and hands it on; whether it took one.
+  /// Called by a thread waiting on a mailbox (Mailbox::poll_while_waiting), whose core would
+  /// otherwise be idle; a progress thread takes in the rest.
+  virtual bool take_in() = 0;
   /// Also counts a forwarded heartbeat (Heartbeats::heard); may be null.
   virtual void listen(Heartbeats* heartbeats) = 0;
   /// Stops delivering: later messages of this schedule are dropped. Every process calls it once

@@ -28,6 +28,16 @@ struct GpuPlacement {
 [[nodiscard]] GpuPlacement place_on_gpus(std::size_t workers, std::int32_t replicas, int gpus,
                                          const std::string& why_none = "");
 
+/// Under mpirun (executor/peers.hpp): places this process's workers on the GPUs of its machine,
+/// which `node_size` processes share, this one `node_rank` among them, each running a block of
+/// `block` worker slots. `slot[i]`: worker i's slot in its process's block, nullopt for a worker
+/// of another process (device -1). One GPU per slot of the machine (GPU node_rank x block +
+/// slot), or every worker of the machine on its one GPU. Throws InputError naming --backend cuda
+/// when the machine has no GPU, or more than one but fewer than node_size x block.
+[[nodiscard]] GpuPlacement place_block_on_gpus(const std::vector<std::optional<std::size_t>>& slot,
+                                               std::size_t block, int node_rank, int node_size,
+                                               int gpus, const std::string& why_none = "");
+
 /// The number after "MAX_THREADS=" in an OpenBLAS configuration string (openblas_get_config());
 /// nullopt when it has none.
 [[nodiscard]] std::optional<std::int32_t> blas_max_threads(std::string_view config);

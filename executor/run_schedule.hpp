@@ -22,13 +22,20 @@
 //     double loss(std::size_t w, const Tensor& out, const Tensor& target, Tensor& gradient);
 //     std::unique_ptr<Reduce> make_reduce(std::vector<std::size_t> ranks, Abort&);
 //     std::vector<float> download(const Tensor&);
+//     // Across processes (a multi-process run, executor/peers.hpp) data travels as host floats:
+//     std::vector<float> into_host(Tensor data);  // a SEND's data, for another process
+//     Tensor from_host(std::size_t w, std::vector<float> data);  // another's, for worker w
+//     void on_host(Tensor& data, F f);  // f(std::vector<float>&) on `data`'s contents, in place
 //   };
 //   Stage: forward(const Tensor&, Chunk&) -> Tensor; backward_input(const Tensor&, Chunk&) ->
 //   Tensor; backward_weight(const Chunk&); step(learning_rate, microbatches); gradients() ->
 //   Tensor&; parameters() -> const Tensor&.
 //   Reduce: all_reduce(rank, Tensor&, what).
 // Worker w is the index of the worker in the run's first schedule (kept across kills), ranks of a
-// Reduce are given as such indices in rank order.
+// Reduce are given as such indices in rank order. With peers, the gradient all-reduces and the
+// optimizer barrier go by message (executor/message_reduce.hpp) through host mailboxes of their
+// own, and a SEND to another process's worker through the peers; the cpu backend's tensors are
+// host floats already, so its into_host, from_host and on_host move nothing.
 #pragma once
 
 #include <algorithm>
@@ -43,7 +50,6 @@
 #include <string>
 #include <thread>
 #include <tuple>
-#include <type_traits>
 #include <vector>
 
 #include "core/error.hpp"
@@ -132,7 +138,9 @@ struct Shared {
   planner::RouteTable routes;
   Abort abort;
   std::vector<std::unique_ptr<Mailbox<typename B::Tensor>>> mailboxes;  ///< by flat worker id
-  std::map<std::int32_t, std::unique_ptr<typename B::Reduce>> reduce;   ///< by virtual stage
+  /// With peers: the messages of the all-reduces and the barrier (MessageReduce), by flat id.
+  std::vector<std::unique_ptr<Mailbox<>>> reduce_mailboxes;
+  std::map<std::int32_t, std::unique_ptr<typename B::Reduce>> reduce;  ///< by virtual stage
   std::map<std::int32_t, std::vector<std::int32_t>> reduce_rank;  ///< v -> rank by dp (-1: none)
   std::unique_ptr<Barrier> barrier;
   /// With peers, the all-reduces and the barrier go by message (the ranks are in several
@@ -172,26 +180,56 @@ struct Shared {
            run.peers->here(flat(id), static_cast<std::size_t>(schedule.layout.workers()));
   }
 
+  /// The process worker `id` runs in (with peers).
+  int process_of(planner::WorkerId id) const {
+    return run.peers->process_of(flat(id), static_cast<std::size_t>(schedule.layout.workers()));
+  }
   /// Hands `data` to worker `reader`'s mailbox, in whichever process it runs.
   void deliver(planner::WorkerId reader, const MessageKey& key, typename B::Tensor data) {
-    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
-      if (!here(reader)) {
-        run.peers->send(run.peers->process_of(flat(reader),
-                                              static_cast<std::size_t>(schedule.layout.workers())),
-                        flat(reader), key, data);
-        return;
-      }
+    if (!here(reader)) {
+      run.peers->send(process_of(reader), flat(reader), key,
+                      run.backend.into_host(std::move(data)));
+      return;
     }
     mailboxes[flat(reader)]->deliver(key, std::move(data));
+  }
+  /// An all-reduce's or the barrier's message (MessageReduce) to worker `reader`.
+  void deliver_reduce(planner::WorkerId reader, const MessageKey& key, std::vector<float> data) {
+    if (!here(reader)) {
+      run.peers->send(process_of(reader), flat(reader), key, std::move(data));
+      return;
+    }
+    reduce_mailboxes[flat(reader)]->deliver(key, std::move(data));
+  }
+  /// A message from another process to worker `reader` (flat id) here: an activation or a
+  /// gradient into its mailbox, on its device; an all-reduce's message into its host mailbox.
+  void take_from_peer(std::size_t reader, const MessageKey& key, std::vector<float> data) {
+    if (reader >= mailboxes.size()) return;  // no worker of this layout
+    const std::int32_t kind = std::get<0>(key);
+    if (kind != kActivation && kind != kGradient) {
+      reduce_mailboxes[reader]->deliver(key, std::move(data));
+      return;
+    }
+    const auto pp = static_cast<std::size_t>(schedule.layout.pp);
+    const planner::WorkerId id{static_cast<std::int32_t>(reader / pp),
+                               static_cast<std::int32_t>(reader % pp)};
+    const auto w = index.find(id);
+    if (w == index.end()) return;  // no worker of this run: nobody waits on it
+    try {
+      mailboxes[reader]->deliver(key, run.backend.from_host(w->second, std::move(data)));
+    } catch (const std::exception& e) {
+      // On the thread that took it in, which is not the reader's: the reader's wait ends.
+      abort.raise(std::string("a message from another process: ") + e.what());
+    }
   }
   /// Rank `rank`'s part of stage v's gradient all-reduce in iteration `it`.
   void all_reduce(std::int32_t v, std::int32_t rank, typename B::Tensor& data, std::int64_t it,
                   const std::string& what) {
-    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
-      if (run.peers != nullptr) {
-        message_reduce.at(v)->all_reduce(static_cast<std::size_t>(rank), data, it, what);
-        return;
-      }
+    if (run.peers != nullptr) {
+      run.backend.on_host(data, [&](std::vector<float>& host) {
+        message_reduce.at(v)->all_reduce(static_cast<std::size_t>(rank), host, it, what);
+      });
+      return;
     }
     reduce.at(v)->all_reduce(rank, data, what);
   }
@@ -339,7 +377,10 @@ class Worker {
     const auto found = outbox_.find(key);
     RECYCLE_ASSERT(found != outbox_.end(), "a SEND before the compute it sends");
     const WorkerId reader = worker_of(a.owner, reader_v, a.microbatch);
-    Tensor moved = backend_.send(std::move(found->second), w_, shared_.index.at(reader));
+    // The backend's transfer to a reader here; to another process's, the peers carry it.
+    Tensor moved = shared_.here(reader)
+                       ? backend_.send(std::move(found->second), w_, shared_.index.at(reader))
+                       : std::move(found->second);
     outbox_.erase(found);
     shared_.deliver(reader, {kind, reader_v, a.owner, a.microbatch, it}, std::move(moved));
   }
@@ -459,20 +500,15 @@ class Worker {
 template <class B>
 std::unique_ptr<MessageReduce> message_reduce(Shared<B>& shared, std::int32_t group,
                                               std::vector<planner::WorkerId> members) {
-  if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
-    const std::size_t ranks = members.size();
-    return std::make_unique<MessageReduce>(
-        ranks, group,
-        [&shared, members](std::size_t to, const MessageKey& key, std::vector<float> data) {
-          shared.deliver(members[to], key, std::move(data));
-        },
-        [&shared, members](std::size_t rank) -> Mailbox<>& {
-          return *shared.mailboxes[shared.flat(members[rank])];
-        });
-  } else {
-    RECYCLE_ASSERT(false, "only host tensors travel between processes");
-    return nullptr;
-  }
+  const std::size_t ranks = members.size();
+  return std::make_unique<MessageReduce>(
+      ranks, group,
+      [&shared, members](std::size_t to, const MessageKey& key, std::vector<float> data) {
+        shared.deliver_reduce(members[to], key, std::move(data));
+      },
+      [&shared, members](std::size_t rank) -> Mailbox<>& {
+        return *shared.reduce_mailboxes[shared.flat(members[rank])];
+      });
 }
 
 /// What the processes agree on when a schedule stops (one process: its own facts).
@@ -511,6 +547,10 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
   shared.kill = kill;
   shared.mailboxes.resize(static_cast<std::size_t>(layout.workers()));
   for (auto& m : shared.mailboxes) m = std::make_unique<Mailbox<typename B::Tensor>>(shared.abort);
+  if (peers != nullptr) {
+    shared.reduce_mailboxes.resize(shared.mailboxes.size());
+    for (auto& m : shared.reduce_mailboxes) m = std::make_unique<Mailbox<>>(shared.abort);
+  }
   std::map<std::int32_t, std::vector<std::int32_t>> replicas;  // v -> live dps, ascending
   for (const planner::WorkerSchedule& w : schedule.workers) {
     for (const planner::Action& a : w.actions) {
@@ -544,8 +584,10 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
     shared.barrier =
         std::make_unique<Barrier>(static_cast<std::int32_t>(schedule.workers.size()), shared.abort);
   }
-  for (const auto& [from, to] : send_pairs(schedule))
-    run.backend.connect(index.at(from), index.at(to));
+  for (const auto& [from, to] : send_pairs(schedule)) {
+    // A SEND to another process goes through the peers.
+    if (shared.here(from) && shared.here(to)) run.backend.connect(index.at(from), index.at(to));
+  }
 
   std::vector<bool> here;
   std::vector<std::unique_ptr<Worker<B>>> workers;  // null: a worker of another process
@@ -557,13 +599,18 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
   for (const planner::WorkerSchedule& w : schedule.workers)
     timeline_start.push_back(result.workers[index.at(w.id)].timeline.size());
   if (peers != nullptr) {
+    // A thread waiting on a mailbox takes in other processes' messages: often, unless the
+    // workers share cores, where its looks take a working thread's time.
+    const Poll poll{[peers] { return peers->take_in(); },
+                    std::chrono::microseconds(run.config.pin_cpus.empty() ? 20 : 200)};
+    for (auto& m : shared.mailboxes) m->poll_while_waiting(poll);
+    for (auto& m : shared.reduce_mailboxes) m->poll_while_waiting(poll);
     SegmentLinks links;
     links.segment = segment;
-    if constexpr (std::is_same_v<typename B::Tensor, std::vector<float>>) {
-      for (auto& m : shared.mailboxes) links.mailboxes.push_back(m.get());
-    }
+    links.deliver = [&shared](std::size_t reader, const MessageKey& key, std::vector<float> data) {
+      shared.take_from_peer(reader, key, std::move(data));
+    };
     links.abort = &shared.abort;
-    if (!run.config.pin_cpus.empty()) links.poll_period = std::chrono::microseconds(200);
     links.finished = &shared.finished;
     peers->open(std::move(links));
     shared.abort.forward_to([peers](const std::string& reason) { peers->forward_abort(reason); });

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <thread>
 #include <tuple>
+#include <utility>
 
 #include "core/error.hpp"
 #include "executor/channels.hpp"
@@ -87,6 +88,13 @@ class CpuBackend {
     return std::make_unique<Reduce>(static_cast<std::int32_t>(ranks.size()), abort);
   }
   static std::vector<float> download(const Tensor& t) { return t; }
+  // Its tensors are host floats: nothing to move between the host and a device.
+  static std::vector<float> into_host(Tensor data) { return data; }
+  static Tensor from_host(std::size_t /*w*/, std::vector<float> data) { return data; }
+  template <class F>
+  static void on_host(Tensor& data, F&& f) {
+    std::forward<F>(f)(data);
+  }
 
  private:
   std::vector<int> pin_cpus_;

@@ -19,13 +19,6 @@ namespace recycle::tools {
 Backend parse_backend(const std::string& text) {
   if (text == "cpu") return Backend::kCpu;
   if (text == "cuda") {
-#if RECYCLE_HAVE_MPI
-    if (executor::mpi::current() != nullptr) {
-      throw InputError("--backend",
-                       "'cuda' under mpirun: the cuda backend drives every GPU of a node from one "
-                       "process; run it without mpirun, or use --backend cpu");
-    }
-#endif
 #if RECYCLE_HAVE_CUDA
     return Backend::kCuda;
 #else
@@ -49,10 +42,29 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
   const std::size_t workers = schedule.workers.size();
   if (backend == Backend::kCuda) {
 #if RECYCLE_HAVE_CUDA
-    const executor::GpuPlacement placement = executor::cuda::place(schedule);
-    s.shared = placement.shared;
     s.unit = "GPU";
     s.units = 1;
+#if RECYCLE_HAVE_MPI
+    if (const executor::mpi::Processes* processes = executor::mpi::current();
+        processes != nullptr) {
+      // Process 0's machine placed as a run places it; every other machine taken to be alike,
+      // each node().size processes in rank order: a GPU per worker, or one GPU per machine.
+      const executor::cuda::ProcessPlace here{0, processes->size(), processes->node()};
+      s.shared = executor::cuda::place(schedule, here).shared;
+      const auto workers = static_cast<std::size_t>(schedule.layout.workers());
+      for (const planner::WorkerSchedule& w : schedule.workers) {
+        const std::size_t flat =
+            static_cast<std::size_t>(w.id.dp) * static_cast<std::size_t>(schedule.layout.pp) +
+            static_cast<std::size_t>(w.id.stage);
+        const int machine =
+            executor::process_of(flat, workers, processes->size()) / std::max(1, here.node.size);
+        s.unit_of.push_back(static_cast<std::int32_t>(s.shared ? machine : flat));
+      }
+      return s;
+    }
+#endif
+    const executor::GpuPlacement placement = executor::cuda::place(schedule);
+    s.shared = placement.shared;
     for (const int d : placement.device) s.unit_of.push_back(d);
     return s;
 #endif
@@ -70,48 +82,72 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
 profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
                                   std::int32_t pp, std::int32_t replicas, std::int32_t repetitions,
                                   std::int32_t in_flight, const Sharing& placed) {
+  profiles::Profile p;
 #if RECYCLE_HAVE_CUDA
   if (backend == Backend::kCuda)
-    return executor::cuda::measured_profile(shape, pp, replicas, repetitions, in_flight);
+    p = executor::cuda::measured_profile(shape, pp, replicas, repetitions, in_flight);
 #endif
-  static_cast<void>(backend);
-  const auto cores = static_cast<std::int32_t>(usable_cores());
-  const std::int64_t workers = placed.unit_of.empty()
-                                   ? std::int64_t{pp} * std::max(1, replicas)
-                                   : static_cast<std::int64_t>(placed.unit_of.size());
-  profiles::Profile p =
-      executor::measured_profile(shape, pp, cores, replicas, repetitions,
-                                 executor::run_load(workers, cores, in_flight, placed.pin_cpus));
+  if (backend == Backend::kCpu) {
+    const auto cores = static_cast<std::int32_t>(usable_cores());
+    const std::int64_t workers = placed.unit_of.empty()
+                                     ? std::int64_t{pp} * std::max(1, replicas)
+                                     : static_cast<std::int64_t>(placed.unit_of.size());
+    p = executor::measured_profile(shape, pp, cores, replicas, repetitions,
+                                   executor::run_load(workers, cores, in_flight, placed.pin_cpus));
+  }
 #if RECYCLE_HAVE_MPI
   if (executor::mpi::Processes* processes = executor::mpi::current(); processes != nullptr) {
-    // Under mpirun each process is a node: its block of workers hand off in memory (the
-    // hand-off timed above), and a message to another process takes the link timed here; the
-    // gradient all-reduce moves its shards over that link too.
+    // Under mpirun each process is a node: its block of workers hand off as timed above, and a
+    // message to another process takes the link timed here (and, from a GPU, the copies off it
+    // and onto the reader's); the gradient all-reduce moves its shards over that link too.
     const std::int64_t layout_workers = std::int64_t{pp} * std::max(1, replicas);
     p.hardware.gpus_per_node =
         static_cast<std::int32_t>((layout_workers + processes->size() - 1) / processes->size());
-    const auto link = processes->measure_link(std::max(repetitions, 101));
-    p.hardware.inter_node_latency = link.latency;
-    if (link.bandwidth > 0) {
-      p.hardware.inter_node_bandwidth = link.bandwidth;
+    const std::int32_t rounds = std::max(repetitions, 101);
+    const auto link = processes->measure_link(rounds);
+    Nanos latency = link.latency;
+    double seconds_per_byte = link.bandwidth > 0 ? 1.0 / link.bandwidth : 0.0;
+#if RECYCLE_HAVE_CUDA
+    if (backend == Backend::kCuda) {
+      const std::size_t floats = executor::mpi::Processes::kLinkProbeFloats;
+      const Nanos small = executor::cuda::time_host_staging(1, rounds);
+      const Nanos large = executor::cuda::time_host_staging(floats, repetitions);
+      latency += small;
+      if (large > small)
+        seconds_per_byte += static_cast<double>(large - small) * 1e-9 / (4.0 * floats);
+    }
+#endif
+    p.hardware.inter_node_latency = latency;
+    if (seconds_per_byte > 0) {
+      p.hardware.inter_node_bandwidth = 1.0 / seconds_per_byte;
       p.hardware.all_reduce_bus_bandwidth =
-          std::min(p.hardware.all_reduce_bus_bandwidth, link.bandwidth);
+          std::min(p.hardware.all_reduce_bus_bandwidth, p.hardware.inter_node_bandwidth);
     }
   }
 #endif
   return p;
 }
 
+executor::RunResult run_with_peers(std::int32_t backend, const planner::Schedule& schedule,
+                                   const executor::RunConfig& config, executor::Peers& peers) {
+#if RECYCLE_HAVE_CUDA
+  if (backend == static_cast<std::int32_t>(Backend::kCuda))
+    return executor::cuda::run_on_cuda(schedule, config, &peers);
+#endif
+  static_cast<void>(backend);
+  return executor::run_on_cpu(schedule, config, &peers);
+}
+
 executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,
                            const executor::RunConfig& config) {
+#if RECYCLE_HAVE_MPI
+  if (executor::mpi::Processes* processes = executor::mpi::current(); processes != nullptr)
+    return processes->run(static_cast<std::int32_t>(backend), schedule, config, run_with_peers);
+#endif
 #if RECYCLE_HAVE_CUDA
   if (backend == Backend::kCuda) return executor::cuda::run_on_cuda(schedule, config);
 #endif
   static_cast<void>(backend);
-#if RECYCLE_HAVE_MPI
-  if (executor::mpi::Processes* processes = executor::mpi::current(); processes != nullptr)
-    return processes->run_on_cpu(schedule, config);
-#endif
   return executor::run_on_cpu(schedule, config);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/peers.hpp"
 #include "executor/runtime.hpp"
 #include "profiles/profile.hpp"
 
@@ -47,7 +48,14 @@ void require_run_fits(Backend backend, const planner::Schedule& schedule,
                                                 std::int32_t in_flight = 1,
                                                 const Sharing& placed = {});
 
-/// Runs `schedule` on the backend.
+/// Under mpirun: runs this process's workers of `schedule` on the backend numbered `backend`
+/// (a Backend), with the run's peers (executor::mpi::Runner; every process's).
+[[nodiscard]] executor::RunResult run_with_peers(std::int32_t backend,
+                                                 const planner::Schedule& schedule,
+                                                 const executor::RunConfig& config,
+                                                 executor::Peers& peers);
+
+/// Runs `schedule` on the backend: under mpirun, over every process (run_with_peers in each).
 [[nodiscard]] executor::RunResult run_on(Backend backend, const planner::Schedule& schedule,
                                          const executor::RunConfig& config);
 

@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/log.hpp"
+#include "tools/backends.hpp"
 #include "tools/command.hpp"
 #if RECYCLE_HAVE_MPI
 #include "executor/mpi/processes.hpp"
@@ -57,7 +58,8 @@ int main(int argc, char** argv) {
   // Under mpirun, process 0 runs the command and the others serve its runs
   // (executor/mpi/processes.hpp).
   const auto processes = recycle::executor::mpi::Processes::start(&argc, &argv);
-  if (processes != nullptr && processes->rank() > 0) return processes->serve();
+  if (processes != nullptr && processes->rank() > 0)
+    return processes->serve(recycle::tools::run_with_peers);
   recycle::executor::mpi::set_current(processes.get());
 #endif
   CLI::App app{

@@ -17,8 +17,10 @@
 # with tp 1, Llama 3 8B with tp 2 (its whole layer at 8192 tokens in fp32 with the attention
 # probabilities kept is past the executor's 16 GiB), GPT-3 175B and Llama 3 70B with tp 8 (one
 # rank's share of the layer; 70B's a group of 8 query heads on its one key/value head), on
-# h100-80g, one sequence a micro-batch), and BACKEND (default cuda; cpu runs the same script on the cpu backend, a dry
-# run of the script itself, which the tests do at small sizes). On a one-GPU
+# h100-80g, one sequence a micro-batch), BACKEND (default cuda; cpu runs the same script on the
+# cpu backend, a dry run of the script itself, which the tests do at small sizes) and MPIRUN (the
+# launcher of the two-process cases, default `mpirun -np 2 --oversubscribe --bind-to none` where
+# mpirun is on the PATH; empty skips them). On a one-GPU
 # machine every worker shares the GPU and the prediction models the sharing; with a GPU per
 # worker each worker has its own. It stops with the backend's own error when no GPU is visible.
 set -euo pipefail
@@ -49,6 +51,30 @@ cases=(
   "ReCycle PP2 DP2 fail 1:0|--schedule recycle --pp 2 --dp 2 --fail 1:0"
   "1F1B PP2 DP2|--schedule 1f1b --pp 2 --dp 2"
 )
+
+if [[ -z ${MPIRUN+set} ]] && command -v mpirun > /dev/null; then
+  MPIRUN="mpirun -np 2 --oversubscribe --bind-to none"
+fi
+mpirun_cmd=${MPIRUN:-}
+
+# One row of a table from a `validate --json` result: row NAME FILE.
+row() {
+  python3 - "$1" "$2" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[2]))
+m = d["measured_iteration_time_s"]
+print("| %s | %.2f | %s | %s | %s | %d |" % (
+    sys.argv[1], d["predicted_iteration_time_s"] * 1e3,
+    "-" if m is None else "%.2f" % (m * 1e3),
+    "-" if d["error_pct"] is None else "%+.1f %%" % d["error_pct"],
+    "-" if d["error_from_run_costs_pct"] is None else "%+.1f %%" % d["error_from_run_costs_pct"],
+    d["microbatches_processed"]))
+PY
+}
+header() {
+  echo "| case | predicted (ms) | measured (ms) | error | error from the run's own costs | micro-batches |"
+  echo "| --- | --- | --- | --- | --- | --- |"
+}
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -81,8 +107,7 @@ for workload in "$size" "$tsize"; do
     echo
     echo "Workload: \`$workload\`"
     echo
-    echo "| case | predicted (ms) | measured (ms) | error | error from the run's own costs | micro-batches |"
-    echo "| --- | --- | --- | --- | --- | --- |"
+    header
   } >> "$tmp/report.md"
   for c in "${cases[@]}"; do
     name=${c%%|*}
@@ -90,17 +115,7 @@ for workload in "$size" "$tsize"; do
     for ((r = 1; r <= runs; r++)); do
       # shellcheck disable=SC2086
       "$recycle" validate $flags $common $workload > "$tmp/run.json"
-      python3 - "$name" "$tmp/run.json" >> "$tmp/report.md" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[2]))
-m = d["measured_iteration_time_s"]
-print("| %s | %.2f | %s | %s | %s | %d |" % (
-    sys.argv[1], d["predicted_iteration_time_s"] * 1e3,
-    "-" if m is None else "%.2f" % (m * 1e3),
-    "-" if d["error_pct"] is None else "%+.1f %%" % d["error_pct"],
-    "-" if d["error_from_run_costs_pct"] is None else "%+.1f %%" % d["error_from_run_costs_pct"],
-    d["microbatches_processed"]))
-PY
+      row "$name" "$tmp/run.json" >> "$tmp/report.md"
     done
   done
 done
@@ -116,6 +131,34 @@ done
   done
   echo '```'
 } >> "$tmp/report.md"
+if [[ -n $mpirun_cmd ]]; then
+  # The same runs over two processes: each runs its block of workers on its own GPUs (all on
+  # the one GPU of a one-GPU machine); a message between them goes through the host and MPI.
+  {
+    echo
+    echo "## Two processes (\`$mpirun_cmd\`)"
+    echo
+    echo "Workload: \`$size\`"
+    echo
+    header
+  } >> "$tmp/report.md"
+  for c in "1F1B PP2|--schedule 1f1b --pp 2" "1F1B PP2 DP2|--schedule 1f1b --pp 2 --dp 2" \
+    "ReCycle PP2 DP2 fail 1:0|--schedule recycle --pp 2 --dp 2 --fail 1:0"; do
+    for ((r = 1; r <= runs; r++)); do
+      # shellcheck disable=SC2086
+      $mpirun_cmd "$recycle" validate ${c#*|} $common $size > "$tmp/run.json"
+      row "${c%%|*}" "$tmp/run.json" >> "$tmp/report.md"
+    done
+  done
+  {
+    echo
+    echo '```'
+    # shellcheck disable=SC2086
+    $mpirun_cmd "$recycle" validate --backend "$backend" --schedule 1f1b --pp 2 --dp 2 \
+      --microbatches 8 --iterations 6 --repetitions 10 $size --kill 1:1@2.5 --check-equivalence
+    echo '```'
+  } >> "$tmp/report.md"
+fi
 if [[ -z ${JOBS:-} ]]; then
   # A job of MODEL on h100-80g with tensor parallelism TP and PP stages, one sequence a
   # micro-batch: $tmp/NAME.json, appended to JOBS.

@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <exception>
 #include <map>
 #include <memory>
-#include <set>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -250,8 +251,10 @@ class CudaBackend {
   using Reduce = CudaReduce;
 
   /// `limit`: how long a SEND between GPUs may take before the run gives up.
+  /// No lane for a worker of another process (device -1).
   CudaBackend(const GpuPlacement& placement, std::chrono::milliseconds limit) : limit_(limit) {
-    for (const int d : placement.device) lanes_.push_back(std::make_unique<Lane>(d));
+    for (const int d : placement.device)
+      lanes_.push_back(d >= 0 ? std::make_unique<Lane>(d) : nullptr);
   }
 
   [[nodiscard]] const Lane& lane(std::size_t w) const { return *lanes_.at(w); }
@@ -272,7 +275,7 @@ class CudaBackend {
   void load(const std::vector<std::vector<float>>& inputs,
             const std::vector<std::vector<float>>& targets) {
     for (const auto& l : lanes_) {
-      if (inputs_.count(l->device()) != 0) continue;
+      if (!l || inputs_.count(l->device()) != 0) continue;
       auto& in = inputs_[l->device()];
       auto& out = targets_[l->device()];
       for (const auto& x : inputs) in.push_back(DeviceTensor::upload(x, l->device()));
@@ -313,6 +316,17 @@ class CudaBackend {
     return std::make_unique<Reduce>(std::move(lanes), abort);
   }
   static std::vector<float> download(const Tensor& t) { return t.download(); }
+  // Between processes: through the host.
+  static std::vector<float> into_host(Tensor data) { return data.download(); }
+  Tensor from_host(std::size_t w, std::vector<float> data) const {
+    return DeviceTensor::upload(data, lane(w).device());
+  }
+  template <class F>
+  static void on_host(Tensor& data, F&& f) {
+    std::vector<float> host = data.download();
+    std::forward<F>(f)(host);
+    data.copy_from(host);
+  }
 
  private:
   std::chrono::milliseconds limit_;
@@ -322,13 +336,19 @@ class CudaBackend {
   std::map<std::pair<std::size_t, std::size_t>, std::unique_ptr<NcclLink>> links_;
 };
 
-/// Refuses a run whose workers' memory (run_bytes) does not fit the free memory of their GPUs.
+/// Refuses a run whose workers' memory (run_bytes, shared evenly by the plan's workers) does not
+/// fit the free memory of their GPUs (this process's, under mpirun).
 void require_gpu_memory(const planner::Schedule& plan, const StageShape& shape,
                         const GpuPlacement& placement) {
-  const std::set<int> devices(placement.device.begin(), placement.device.end());
-  const auto per_device =
-      run_bytes(plan, shape) / static_cast<std::int64_t>(std::max<std::size_t>(1, devices.size()));
-  for (const int d : devices) {
+  std::map<int, std::int64_t> on;  // workers by GPU
+  for (const int d : placement.device) {
+    if (d >= 0) ++on[d];
+  }
+  std::int64_t most = 0;
+  for (const auto& [d, n] : on) most = std::max(most, n);
+  const auto per_device = run_bytes(plan, shape) * most /
+                          std::max<std::int64_t>(1, static_cast<std::int64_t>(plan.workers.size()));
+  for (const auto& [d, n] : on) {
     const DeviceGuard guard(d);
     std::size_t free = 0, total = 0;
     check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
@@ -343,17 +363,75 @@ void require_gpu_memory(const planner::Schedule& plan, const StageShape& shape,
 
 }  // namespace
 
-GpuPlacement place(const planner::Schedule& schedule) {
-  return place_workers(schedule.workers.size(), schedule.layout.dp);
+GpuPlacement place(const planner::Schedule& schedule, const std::optional<ProcessPlace>& process) {
+  if (!process) return place_workers(schedule.workers.size(), schedule.layout.dp);
+  const auto workers = static_cast<std::size_t>(schedule.layout.workers());
+  const auto pp = static_cast<std::size_t>(schedule.layout.pp);
+  std::map<int, std::size_t> first, size;  // by process: its block's first flat id, its size
+  for (std::size_t f = 0; f < workers; ++f) {
+    const int p = process_of(f, workers, process->processes);
+    first.try_emplace(p, f);
+    ++size[p];
+  }
+  std::size_t block = 1;
+  for (const auto& [p, n] : size) block = std::max(block, n);
+  // The workers in the order run_schedule numbers them (its index).
+  std::vector<std::optional<std::size_t>> slot;
+  for (const auto& [id, stages] : detail::stages_held(schedule)) {
+    const std::size_t f = static_cast<std::size_t>(id.dp) * pp + static_cast<std::size_t>(id.stage);
+    const int p = process_of(f, workers, process->processes);
+    slot.push_back(p == process->rank ? std::optional(f - first.at(p)) : std::nullopt);
+  }
+  std::string why;
+  const int gpus = visible_gpus(why);
+  return place_block_on_gpus(slot, block, process->node.rank, process->node.size, gpus, why);
 }
 
-RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config) {
-  const GpuPlacement placement = place(schedule);
-  CudaBackend backend(placement, config.wait_limit);
-  return run_schedule(backend, schedule, config, [&](const planner::Schedule& plan) {
+RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config, Peers* peers) {
+  const auto checks = [&](const planner::Schedule& plan, const GpuPlacement& placement) {
     require_run_fits(plan, config.shape, config.iterations, kMaxGpuFlops);
     require_gpu_memory(plan, config.shape, placement);
-  });
+  };
+  if (peers == nullptr) {
+    const GpuPlacement placement = place(schedule);
+    CudaBackend backend(placement, config.wait_limit);
+    return run_schedule(backend, schedule, config,
+                        [&](const planner::Schedule& plan) { checks(plan, placement); });
+  }
+  // Each process places its own workers on its own GPUs, and a process's refusal is every
+  // process's: they agree on it before any runs, so that none waits for the others in vain.
+  const std::vector<planner::Schedule> plans = detail::checked_plans(schedule, config);
+  GpuPlacement placement;
+  SegmentFacts mine;  // raised: 2 for bad input ("where\nproblem"), 1 for another error
+  std::exception_ptr error;
+  const auto tell = [&](std::int32_t kind, const std::string& reason) {
+    mine.raised = kind;
+    reason.copy(mine.reason.data(), std::min(reason.size(), mine.reason.size() - 1));
+  };
+  try {
+    placement = place(schedule, ProcessPlace{peers->rank(), peers->size(), peers->node()});
+    for (const planner::Schedule& plan : plans) checks(plan, placement);
+  } catch (const InputError& e) {
+    error = std::current_exception();
+    tell(2, e.where() + "\n" + e.problem());
+  } catch (const std::exception& e) {
+    error = std::current_exception();
+    tell(1, e.what());
+  }
+  const std::vector<SegmentFacts> all = peers->agree(mine);
+  if (error) std::rethrow_exception(error);
+  for (std::size_t p = 0; p < all.size(); ++p) {
+    const std::string reason = all[p].reason.data();
+    const std::string process = "process " + std::to_string(p) + ": ";
+    if (all[p].raised == 1) throw std::runtime_error(process + reason);
+    if (all[p].raised == 2) {
+      const std::size_t cut = reason.find('\n');
+      throw InputError(reason.substr(0, cut), process + reason.substr(cut + 1));
+    }
+  }
+  CudaBackend backend(placement, config.wait_limit);
+  return run_schedule(
+      backend, schedule, config, [](const planner::Schedule&) {}, peers);
 }
 
 namespace {
@@ -411,6 +489,19 @@ Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32
 }
 
 }  // namespace
+
+Nanos time_host_staging(std::size_t floats, std::int32_t repetitions) {
+  static_cast<void>(place_workers(1, 1));  // refused without a GPU
+  const DeviceTensor data = DeviceTensor::upload(std::vector<float>(floats, 1.0F), 0);
+  std::vector<Nanos> times;
+  for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
+    const auto t = Clock::now();
+    const DeviceTensor back = DeviceTensor::upload(data.download(), 0);
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t);
+    if (r > 0) times.push_back(ns.count());
+  }
+  return median_of(std::move(times));
+}
 
 profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std::int32_t replicas,
                                    std::int32_t repetitions, std::int32_t in_flight) {

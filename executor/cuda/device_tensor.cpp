@@ -90,6 +90,16 @@ DeviceTensor DeviceTensor::upload(const std::vector<float>& host, int device) {
   return t;
 }
 
+void DeviceTensor::copy_from(const std::vector<float>& host) {
+  if (host.size() != size_)
+    throw std::runtime_error("a copy from the host of " + std::to_string(host.size()) +
+                             " floats into a tensor of " + std::to_string(size_));
+  if (size_ == 0) return;
+  const DeviceGuard guard(device_);
+  check(cudaMemcpy(data_, host.data(), size_ * sizeof(float), cudaMemcpyHostToDevice),
+        "cudaMemcpy (host to device)");
+}
+
 std::vector<float> DeviceTensor::download() const {
   std::vector<float> host(size_);
   if (size_ != 0) {

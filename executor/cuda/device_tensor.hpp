@@ -47,6 +47,8 @@ class DeviceTensor {
   static DeviceTensor upload(const std::vector<float>& host, int device);
   /// The contents, copied to the host.
   [[nodiscard]] std::vector<float> download() const;
+  /// Overwrites the contents with `host` (as many floats), finished before it returns.
+  void copy_from(const std::vector<float>& host);
 
  private:
   void release() noexcept;

@@ -153,8 +153,10 @@ class Reader {
   std::size_t at_ = 0;
 };
 
-std::vector<char> encode_run(const planner::Schedule& schedule, const RunConfig& config) {
+std::vector<char> encode_run(std::int32_t backend, const planner::Schedule& schedule,
+                             const RunConfig& config) {
   Writer out;
+  out.put(backend);
   out.put_string(planner::to_json(schedule));
   out.put(config.shape);
   out.put(config.iterations);
@@ -174,8 +176,15 @@ std::vector<char> encode_run(const planner::Schedule& schedule, const RunConfig&
   return std::move(out.bytes());
 }
 
-std::pair<planner::Schedule, RunConfig> decode_run(const std::vector<char>& bytes) {
+struct RunRequest {
+  std::int32_t backend = 0;
+  planner::Schedule schedule;
+  RunConfig config;
+};
+
+RunRequest decode_run(const std::vector<char>& bytes) {
   Reader in(bytes);
+  const auto backend = in.get<std::int32_t>();
   planner::Schedule schedule = planner::schedule_from_json(in.get_string(), "process 0's schedule");
   RunConfig config;
   config.shape = in.get<StageShape>();
@@ -195,19 +204,36 @@ std::pair<planner::Schedule, RunConfig> decode_run(const std::vector<char>& byte
     kill.then = planner::schedule_from_json(in.get_string(), "process 0's plan after a kill");
     config.kills.push_back(std::move(kill));
   }
-  return {std::move(schedule), std::move(config)};
+  return {backend, std::move(schedule), std::move(config)};
 }
 
+}  // namespace
+
+struct Processes::Impl {
+  MPI_Comm control = MPI_COMM_NULL;
+  MPI_Comm data = MPI_COMM_NULL;
+  int rank = 0;
+  int size = 1;
+  Peers::Node node;              ///< among the processes on this machine
+  std::int64_t generations = 0;  ///< MpiPeers made so far (runs and probes), alike in every process
+};
+
+namespace {
+
 /// One run's Peers on MPI: the data communicator's messages are taken in by threads waiting on
-/// a mailbox and by a progress thread, and handed to the open schedule's mailboxes, abort,
-/// heartbeats and counts.
+/// a mailbox and by a progress thread, and handed to the open schedule's links: its deliveries,
+/// abort, heartbeats and counts.
 class MpiPeers final : public Peers {
  public:
   /// `generation`: this peers' number among the program's (every process counts them alike), so
   /// that a message of an earlier run still in flight is never taken for one of this run.
-  MpiPeers(MPI_Comm control, MPI_Comm data, std::int64_t generation,
+  MpiPeers(const Processes::Impl& processes, std::int64_t generation,
            std::chrono::milliseconds limit)
-      : control_(control), data_(data), generation_(generation), limit_(limit) {
+      : control_(processes.control),
+        data_(processes.data),
+        node_(processes.node),
+        generation_(generation),
+        limit_(limit) {
     MPI_Comm_rank(control_, &rank_);
     MPI_Comm_size(control_, &size_);
     progress_ = std::thread([this] { progress(); });
@@ -230,10 +256,8 @@ class MpiPeers final : public Peers {
 
   [[nodiscard]] bool root() const override { return rank_ == 0; }
   [[nodiscard]] int rank() const override { return rank_; }
-  [[nodiscard]] int process_of(std::size_t flat, std::size_t workers) const override {
-    return static_cast<int>(flat * static_cast<std::size_t>(size_) /
-                            std::max<std::size_t>(workers, 1));
-  }
+  [[nodiscard]] int size() const override { return size_; }
+  [[nodiscard]] Node node() const override { return node_; }
   void barrier() override {
     MPI_Request request = MPI_REQUEST_NULL;
     check(MPI_Ibarrier(control_, &request), "MPI_Ibarrier");
@@ -241,10 +265,6 @@ class MpiPeers final : public Peers {
   }
 
   void open(SegmentLinks links) override {
-    for (Mailbox<>* box : links.mailboxes) {
-      if (box != nullptr)
-        box->poll_while_waiting({[this] { return take_in(); }, links.poll_period});
-    }
     const std::lock_guard lock(mutex_);
     links_ = std::move(links);
     open_ = true;
@@ -398,6 +418,25 @@ class MpiPeers final : public Peers {
     }
   }
 
+  /// One step of progress, by the progress thread or a thread waiting for a message: tests the
+  /// sends in flight, and receives at most one message and hands it on; true when either did
+  /// something.
+  bool take_in() override {
+    const bool sent = push_sends();
+    int found = 0;
+    MPI_Message message;
+    MPI_Status status;
+    if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_, &found, &message, &status) != MPI_SUCCESS ||
+        found == 0)
+      return sent;
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    std::vector<char> buffer(static_cast<std::size_t>(bytes));
+    if (MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) == MPI_SUCCESS)
+      hand_on(status.MPI_TAG, buffer);
+    return true;
+  }
+
  private:
   /// What this run's messages of the open schedule carry: the generation and the schedule.
   std::int64_t segment() {
@@ -435,25 +474,6 @@ class MpiPeers final : public Peers {
     }
   }
 
-  /// One step of progress, by the progress thread or a thread waiting for a message: tests the
-  /// sends in flight, and receives at most one message and hands it on; true when either did
-  /// something.
-  bool take_in() {
-    const bool sent = push_sends();
-    int found = 0;
-    MPI_Message message;
-    MPI_Status status;
-    if (MPI_Improbe(MPI_ANY_SOURCE, MPI_ANY_TAG, data_, &found, &message, &status) != MPI_SUCCESS ||
-        found == 0)
-      return sent;
-    int bytes = 0;
-    MPI_Get_count(&status, MPI_BYTE, &bytes);
-    std::vector<char> buffer(static_cast<std::size_t>(bytes));
-    if (MPI_Mrecv(buffer.data(), bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE) == MPI_SUCCESS)
-      hand_on(status.MPI_TAG, buffer);
-    return true;
-  }
-
   /// The progress thread: takes in what arrives while no thread waits for it (heartbeats,
   /// aborts, data sent ahead of its use) and sees sends through. A thread that waits takes in
   /// for itself, so this one can sleep long between looks and leave the cores to the workers.
@@ -485,8 +505,7 @@ class MpiPeers final : public Peers {
               ((field = in.get<std::remove_reference_t<decltype(field)>>()), ...);
             },
             key);
-        if (reader < links_.mailboxes.size() && links_.mailboxes[reader] != nullptr)
-          links_.mailboxes[reader]->deliver(key, in.get_vector<float>());
+        links_.deliver(reader, key, in.get_vector<float>());
         break;
       }
       case kBeat:
@@ -507,6 +526,7 @@ class MpiPeers final : public Peers {
   }
 
   MPI_Comm control_, data_;
+  Node node_;
   std::int64_t generation_;
   std::chrono::milliseconds limit_;
   int rank_ = 0, size_ = 1;
@@ -531,14 +551,6 @@ constexpr std::chrono::hours kBetweenRuns{24};
 
 }  // namespace
 
-struct Processes::Impl {
-  MPI_Comm control = MPI_COMM_NULL;
-  MPI_Comm data = MPI_COMM_NULL;
-  int rank = 0;
-  int size = 1;
-  std::int64_t generations = 0;  ///< MpiPeers made so far (runs and probes), alike in every process
-};
-
 std::unique_ptr<Processes> Processes::start(int* argc, char*** argv) {
   // Started by a launcher: Open MPI, MPICH and Slurm's PMI set these.
   const char* size_text = nullptr;
@@ -555,13 +567,18 @@ std::unique_ptr<Processes> Processes::start(int* argc, char*** argv) {
     if (impl->rank == 0) {
       std::fprintf(stderr,
                    "error: mpirun: this MPI library does not let several threads call it "
-                   "(MPI_THREAD_MULTIPLE); the cpu backend's workers are threads\n");
+                   "(MPI_THREAD_MULTIPLE); the workers are threads\n");
     }
     MPI_Finalize();
     std::exit(2);
   }
   MPI_Comm_dup(MPI_COMM_WORLD, &impl->control);
   MPI_Comm_dup(MPI_COMM_WORLD, &impl->data);
+  MPI_Comm machine = MPI_COMM_NULL;  // the processes that share this one's memory (and GPUs)
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, impl->rank, MPI_INFO_NULL, &machine);
+  MPI_Comm_rank(machine, &impl->node.rank);
+  MPI_Comm_size(machine, &impl->node.size);
+  MPI_Comm_free(&machine);
   return std::unique_ptr<Processes>(new Processes(std::move(impl)));
 }
 
@@ -590,9 +607,18 @@ int Processes::rank() const noexcept {
 int Processes::size() const noexcept {
   return impl_->size;
 }
+Peers::Node Processes::node() const noexcept {
+  return impl_->node;
+}
 
-RunResult Processes::run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
-  const std::vector<char> request = encode_run(schedule, config);
+RunResult run_on_cpu(std::int32_t /*backend*/, const planner::Schedule& schedule,
+                     const RunConfig& config, Peers& peers) {
+  return executor::run_on_cpu(schedule, config, &peers);
+}
+
+RunResult Processes::run(std::int32_t backend, const planner::Schedule& schedule,
+                         const RunConfig& config, const Runner& runner) {
+  const std::vector<char> request = encode_run(backend, schedule, config);
   for (int to = 1; to < impl_->size; ++to) {
     MPI_Request sent = MPI_REQUEST_NULL;
     check(MPI_Isend(request.data(), static_cast<int>(request.size()), MPI_BYTE, to, kRun,
@@ -600,24 +626,28 @@ RunResult Processes::run_on_cpu(const planner::Schedule& schedule, const RunConf
           "MPI_Isend");
     wait(sent, "process " + std::to_string(to) + " to take the run", config.wait_limit);
   }
-  MpiPeers peers(impl_->control, impl_->data, impl_->generations++, config.wait_limit);
-  return executor::run_on_cpu(schedule, config, &peers);
+  MpiPeers peers(*impl_, impl_->generations++, config.wait_limit);
+  return runner(backend, schedule, config, peers);
 }
 
 namespace {
 
 /// The link probe's two ends: process 0 sends `rounds` messages of each size in `sizes` and times
 /// their return; process 1 sends each back. Both go through MpiPeers as a run's messages do.
-std::vector<std::vector<Nanos>> probe_link(MPI_Comm control, MPI_Comm data, std::int64_t generation,
-                                           int rank, const std::vector<std::size_t>& sizes,
+std::vector<std::vector<Nanos>> probe_link(const Processes::Impl& processes,
+                                           std::int64_t generation, int rank,
+                                           const std::vector<std::size_t>& sizes,
                                            std::int32_t rounds) {
   const std::chrono::milliseconds limit(60'000);
   Abort abort(limit);
   Mailbox<> box(abort);
   std::vector<std::atomic<std::int32_t>> unused(1);
-  MpiPeers peers(control, data, generation, limit);
+  MpiPeers peers(processes, generation, limit);
   SegmentLinks links;
-  links.mailboxes = {&box};
+  box.poll_while_waiting({[&peers] { return peers.take_in(); }, std::chrono::microseconds(20)});
+  links.deliver = [&box](std::size_t /*reader*/, const MessageKey& key, std::vector<float> data) {
+    box.deliver(key, std::move(data));
+  };
   links.abort = &abort;
   links.finished = &unused;
   peers.open(std::move(links));
@@ -654,7 +684,7 @@ Nanos median(std::vector<Nanos> values) {
 
 Processes::Link Processes::measure_link(std::int32_t repetitions) {
   const std::int32_t rounds = std::max(1, repetitions) + 1;
-  const std::size_t floats = std::size_t{1} << 18;  // 1 MiB
+  const std::size_t floats = kLinkProbeFloats;
   Writer request;
   request.put(static_cast<std::uint64_t>(floats));
   request.put(rounds);
@@ -666,8 +696,7 @@ Processes::Link Processes::measure_link(std::int32_t repetitions) {
     wait(sent, "process " + std::to_string(to) + " to take the link probe",
          std::chrono::seconds(60));
   }
-  const auto trips =
-      probe_link(impl_->control, impl_->data, impl_->generations++, 0, {1, floats}, rounds);
+  const auto trips = probe_link(*impl_, impl_->generations++, 0, {1, floats}, rounds);
   Link link;
   link.latency = median(trips[0]) / 2;
   const Nanos large = median(trips[1]) / 2 - link.latency;
@@ -676,7 +705,7 @@ Processes::Link Processes::measure_link(std::int32_t repetitions) {
   return link;
 }
 
-int Processes::serve() {
+int Processes::serve(const Runner& runner) {
   while (true) {
     // Between runs process 0 may time its operations for minutes: sleep up to 1 ms between looks.
     std::pair<std::vector<char>, int> next;
@@ -695,16 +724,15 @@ int Processes::serve() {
       const auto floats = static_cast<std::size_t>(in.get<std::uint64_t>());
       const auto rounds = in.get<std::int32_t>();
       // Only process 1 echoes; the others join the probe's barriers.
-      static_cast<void>(probe_link(impl_->control, impl_->data, impl_->generations++,
-                                   impl_->rank == 1 ? 1 : -1, {1, floats},
-                                   impl_->rank == 1 ? rounds : 0));
+      static_cast<void>(probe_link(*impl_, impl_->generations++, impl_->rank == 1 ? 1 : -1,
+                                   {1, floats}, impl_->rank == 1 ? rounds : 0));
       continue;
     }
     if (tag != kRun) continue;
-    auto [schedule, config] = decode_run(bytes);
+    const RunRequest run = decode_run(bytes);
     try {
-      MpiPeers peers(impl_->control, impl_->data, impl_->generations++, config.wait_limit);
-      static_cast<void>(executor::run_on_cpu(schedule, config, &peers));
+      MpiPeers peers(*impl_, impl_->generations++, run.config.wait_limit);
+      static_cast<void>(runner(run.backend, run.schedule, run.config, peers));
     } catch (const std::exception&) {
       // Process 0 meets the same error (the same checks, the same agreed facts) and reports it.
     }

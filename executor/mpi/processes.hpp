@@ -1,5 +1,5 @@
-// Multi-process runs through MPI: `mpirun -np N recycle validate ...` runs the cpu backend's
-// workers in N processes (on one node or several), worker (d, s) in process
+// Multi-process runs through MPI: `mpirun -np N recycle validate ...` runs a backend's workers
+// in N processes (on one node or several), worker (d, s) in process
 // (d x pp + s) x N / (dp x pp), as GPUs on nodes (executor/peers.hpp). Process 0 runs the command
 // as ever; when it runs a schedule, it sends the schedule and the run's settings to the others,
 // every process runs its own workers on threads, and process 0 gathers the whole result. The other
@@ -18,13 +18,26 @@
 // leaves the cores to the workers, and gives up after the run's wait limit.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "core/units.hpp"
+#include "executor/peers.hpp"
 #include "executor/runtime.hpp"
 #include "planner/schedule.hpp"
 
 namespace recycle::executor::mpi {
+
+/// How a process runs its own workers of a run: a backend's run with the run's peers
+/// (executor::run_on_cpu, executor::cuda::run_on_cuda), the backend named by a number that the
+/// command chose and every process's runner is given.
+using Runner = std::function<RunResult(std::int32_t backend, const planner::Schedule& schedule,
+                                       const RunConfig& config, Peers& peers)>;
+
+/// The Runner of the cpu backend alone (executor::run_on_cpu; any backend number).
+[[nodiscard]] RunResult run_on_cpu(std::int32_t backend, const planner::Schedule& schedule,
+                                   const RunConfig& config, Peers& peers);
 
 class Processes {
  public:
@@ -37,9 +50,17 @@ class Processes {
 
   [[nodiscard]] int rank() const noexcept;
   [[nodiscard]] int size() const noexcept;
+  /// This process among those on its machine.
+  [[nodiscard]] Peers::Node node() const noexcept;
 
-  /// Process 0: runs `schedule` over every process (run_on_cpu with this run's peers).
-  [[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config);
+  /// Process 0: runs `schedule` over every process, each running its workers with its runner
+  /// for `backend` (`runner` here, serve's in the others).
+  [[nodiscard]] RunResult run(std::int32_t backend, const planner::Schedule& schedule,
+                              const RunConfig& config, const Runner& runner);
+  /// Process 0: run() on the cpu backend (mpi::run_on_cpu).
+  [[nodiscard]] RunResult run_on_cpu(const planner::Schedule& schedule, const RunConfig& config) {
+    return run(0, schedule, config, mpi::run_on_cpu);
+  }
   /// What a message between two processes costs on the path runs take (an MPI message, the
   /// progress thread, the reader's mailbox): process 0 sends to process 1, which sends it back.
   struct Link {
@@ -48,11 +69,13 @@ class Processes {
     /// above the latency (the clock could not tell them apart).
     BytesPerSecond bandwidth = 0;
   };
+  static constexpr std::size_t kLinkProbeFloats = std::size_t{1} << 18;  ///< 1 MiB
   /// Process 0: times `repetitions` round trips (after one warm-up) of each size.
   [[nodiscard]] Link measure_link(std::int32_t repetitions);
 
-  /// Every other process: runs what process 0 sends until it says stop; the exit code.
-  [[nodiscard]] int serve();
+  /// Every other process: runs what process 0 sends with `runner` until it says stop; the exit
+  /// code.
+  [[nodiscard]] int serve(const Runner& runner);
 
   struct Impl;
 

@@ -152,7 +152,7 @@ cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
 # GPU does not meet its first error there. 16 rows with a figure for the error, 2 equivalence
 # lines within tolerance, 2 jobs' profiles.
 cli_shell_test("tools/validate-gpu.sh runs to its report (BACKEND=cpu, small sizes)" 0 "wrote .*vg.md ## rows 16 equivalent 2 jobs 2"
-  "BACKEND=cpu RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
+  "BACKEND=cpu MPIRUN= RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
 
 # Hostile inputs found by a sweep: each refused before anything is timed, naming its flag.
 # 16 x 64 = 1024 live workers, past the threads OpenBLAS lets call it at once (MAX_THREADS, 64 in

@@ -2,7 +2,9 @@
 // hand, and every refusal an InputError naming --backend.
 #include <doctest/doctest.h>
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "core/error.hpp"
 #include "executor/placement.hpp"
@@ -54,6 +56,41 @@ TEST_CASE("no GPU or too few: refused, naming --backend cuda and why") {
   const std::string few = refusal(4, 2, 2);
   CHECK(few.find("4 live workers need a GPU each, or one GPU between them; this machine has 2") !=
         std::string::npos);
+}
+
+TEST_CASE("under mpirun: a GPU per slot of the machine, counted over its processes' blocks") {
+  using Slots = std::vector<std::optional<std::size_t>>;
+  // Two processes on an 8-GPU machine, four workers each: the second takes GPUs 4 to 7.
+  const GpuPlacement second = place_block_on_gpus(
+      Slots{std::nullopt, std::nullopt, std::nullopt, std::nullopt, 0, 1, 2, 3}, 4, 1, 2, 8);
+  CHECK(second.device == std::vector<int>{-1, -1, -1, -1, 4, 5, 6, 7});
+  CHECK(!second.shared);
+  // A failed worker leaves its GPU empty, as on the machine: the others keep theirs.
+  const GpuPlacement gap = place_block_on_gpus(Slots{0, 2, std::nullopt}, 3, 0, 2, 6);
+  CHECK(gap.device == std::vector<int>{0, 2, -1});
+  // One GPU: every worker of the machine on it, shared unless it runs a single worker.
+  const GpuPlacement one = place_block_on_gpus(Slots{std::nullopt, 0, 1}, 2, 1, 2, 1);
+  CHECK(one.device == std::vector<int>{-1, 0, 0});
+  CHECK(one.shared);
+  CHECK(!place_block_on_gpus(Slots{0}, 1, 0, 1, 1).shared);
+}
+
+TEST_CASE("under mpirun: too few GPUs for the machine's processes, or none, refused") {
+  using Slots = std::vector<std::optional<std::size_t>>;
+  const auto refused = [](int gpus) {
+    try {
+      static_cast<void>(place_block_on_gpus(Slots{0, 1, 2, 3}, 4, 0, 2, gpus, "no driver"));
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  // 2 processes x 4 workers = 8 slots on a 4-GPU machine.
+  CHECK(refused(4).find("--backend cuda") != std::string::npos);
+  CHECK(refused(4).find("(8)") != std::string::npos);
+  CHECK(refused(4).find("it has 4") != std::string::npos);
+  CHECK(refused(0).find("no GPU is visible (no driver)") != std::string::npos);
+  CHECK(refused(8).empty());
 }
 
 TEST_CASE("the cpu backend: as many workers as OpenBLAS lets call it at once") {

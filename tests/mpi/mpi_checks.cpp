@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "error: run under mpirun with 2 or more processes\n");
     return 2;
   }
-  if (started->rank() > 0) return started->serve();
+  if (started->rank() > 0) return started->serve(mpi::run_on_cpu);
   mpi::set_current(started.get());
   doctest::Context context(argc, argv);
   const int failed = context.run();

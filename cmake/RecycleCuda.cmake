@@ -14,6 +14,13 @@ if(NOT RECYCLE_CUDA STREQUAL "OFF")
     find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS})
   endif()
   if(CMAKE_CUDA_COMPILER AND CUDAToolkit_FOUND AND TARGET CUDA::cublas AND NCCL_LIBRARY AND NCCL_INCLUDE_DIR)
+    # A100 and H100 (machine code for each, and PTX for later GPUs) unless told otherwise; set
+    # before enable_language, which would otherwise set nvcc's own default (sm_75 for CUDA 13),
+    # whose kernels an A100 or H100 would have to compile from PTX at load time, or could not,
+    # with a driver older than the toolkit.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES AND NOT DEFINED ENV{CUDAARCHS})
+      set(CMAKE_CUDA_ARCHITECTURES 80 90)
+    endif()
     enable_language(CUDA)
     set(RECYCLE_HAVE_CUDA ON)
     if(NOT TARGET NCCL::NCCL)

@@ -128,6 +128,7 @@ class NcclGroup {
     }
     check_nccl(ncclCommInitAll(comms_.data(), static_cast<int>(devices.size()), devices.data()),
                "ncclCommInitAll");
+    warm_up();
   }
   ~NcclGroup() {
     for (ncclComm_t c : comms_) static_cast<void>(ncclCommDestroy(c));
@@ -156,6 +157,31 @@ class NcclGroup {
   }
 
  private:
+  /// One all-reduce of one float over every rank, from this thread, before any worker runs: NCCL
+  /// may connect its ranks at their first operation, which should not happen while other
+  /// communicators' operations run on the same GPUs.
+  void warm_up() {
+    std::vector<DeviceTensor> scratch;
+    for (const Lane* l : lanes_) scratch.emplace_back(1, l->device(), nullptr);
+    ncclResult_t status = ncclGroupStart();
+    if (status == ncclSuccess) {
+      ncclResult_t queued = ncclSuccess;
+      for (std::size_t r = 0; r < comms_.size() && queued == ncclSuccess; ++r) {
+        queued = ncclAllReduce(scratch[r].data(), scratch[r].data(), 1, ncclFloat, ncclSum,
+                               comms_[r], streams_[r]->get());
+      }
+      status = ncclGroupEnd();
+      if (queued != ncclSuccess) status = queued;
+    }
+    check_nccl(status, "ncclAllReduce (warm-up)");
+    const auto deadline = Clock::now() + abort_.limit();
+    for (const auto& s : streams_) {
+      if (!wait_on(s->get(), "ncclAllReduce (warm-up)", std::chrono::microseconds(20),
+                   [&] { return Clock::now() > deadline; }))
+        throw std::runtime_error("the all-reduce's first round did not finish within the limit");
+    }
+  }
+
   std::vector<const Lane*> lanes_;
   Abort& abort_;
   std::vector<ncclComm_t> comms_;
@@ -174,6 +200,11 @@ class NcclLink {
       : send_(from), recv_(to), limit_(limit) {
     const std::array<int, 2> devices{from, to};
     check_nccl(ncclCommInitAll(comms_.data(), 2, devices.data()), "ncclCommInitAll (send/recv)");
+    // One message first, from this thread before any worker runs: NCCL may connect the pair at
+    // its first operation, which should not happen while other communicators' run.
+    const DeviceTensor one(1, from, nullptr);
+    DeviceTensor landed(1, to, nullptr);
+    transfer(one, landed);
   }
   ~NcclLink() {
     for (ncclComm_t c : comms_) static_cast<void>(ncclCommDestroy(c));
@@ -267,7 +298,7 @@ class CudaBackend {
     links_.emplace(std::pair{from, to}, std::make_unique<NcclLink>(a, b, limit_));
   }
 
-  void enter(std::size_t w) const { check(cudaSetDevice(lane(w).device()), "cudaSetDevice"); }
+  void enter(std::size_t w) const { select_device(lane(w).device()); }
   Stage make_stage(std::size_t w, const StageShape& shape, std::int32_t v,
                    std::uint64_t seed) const {
     return {lane(w), shape, v, seed};
@@ -442,6 +473,7 @@ constexpr std::chrono::milliseconds kProbeLimit{60'000};
 /// The median time of `repetitions` SENDs of `floats` floats from worker 0 to worker 1.
 Nanos time_send(const CudaBackend& backend, std::size_t floats, std::int32_t repetitions) {
   const DeviceTensor data(floats, backend.lane(0).device(), backend.lane(0).stream());
+  backend.lane(0).finish();  // allocated in the lane's order, read on the link's streams
   std::vector<Nanos> times;
   for (std::int32_t r = 0; r <= std::max(1, repetitions); ++r) {
     const auto t = Clock::now();

@@ -36,8 +36,14 @@ Lane::Lane(int device) : device_(device) {
 
 Lane::~Lane() {
   const DeviceGuard guard(device_);
+  static_cast<void>(cudaStreamSynchronize(stream_));  // its tensors' stream-ordered frees
   static_cast<void>(cublasDestroy(blas_));
   static_cast<void>(cudaStreamDestroy(stream_));
+  // What the pool kept goes back to the device, so that a later run's check of the free memory
+  // (cudaMemGetInfo) sees it free.
+  cudaMemPool_t pool = nullptr;
+  if (cudaDeviceGetDefaultMemPool(&pool, device_) == cudaSuccess)
+    static_cast<void>(cudaMemPoolTrimTo(pool, 0));
 }
 
 void Lane::finish() const {

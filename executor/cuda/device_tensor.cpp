@@ -11,17 +11,40 @@ void check(cudaError_t status, const char* what) {
     throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(status));
 }
 
-DeviceGuard::DeviceGuard(int device) {
+namespace {
+
+/// Whether this thread has chosen its device (select_device, a DeviceGuard).
+thread_local bool t_chosen = false;
+
+/// Copies `host` to `to` on the current device and waits for it: a plain cudaMemcpy from pageable
+/// memory may return once the data is staged, before it lands, and on the legacy stream, which
+/// the lanes' non-blocking streams do not wait for.
+void copy_in(float* to, const std::vector<float>& host) {
+  check(cudaMemcpyAsync(to, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice,
+                        cudaStreamPerThread),
+        "cudaMemcpyAsync (host to device)");
+  check(cudaStreamSynchronize(cudaStreamPerThread), "cudaStreamSynchronize");
+}
+
+}  // namespace
+
+void select_device(int device) {
+  check(cudaSetDevice(device), "cudaSetDevice");
+  t_chosen = true;
+}
+
+DeviceGuard::DeviceGuard(int device) : restore_(t_chosen) {
   check(cudaGetDevice(&previous_), "cudaGetDevice");
   if (previous_ != device) check(cudaSetDevice(device), "cudaSetDevice");
+  t_chosen = true;
 }
 
 DeviceGuard::~DeviceGuard() {
-  static_cast<void>(cudaSetDevice(previous_));
+  if (restore_) static_cast<void>(cudaSetDevice(previous_));
 }
 
 DeviceTensor::DeviceTensor(std::size_t size, int device, cudaStream_t stream)
-    : size_(size), device_(device) {
+    : size_(size), device_(device), stream_(stream) {
   if (size == 0) return;
   const DeviceGuard guard(device);
   void* p = nullptr;
@@ -52,7 +75,8 @@ DeviceTensor& DeviceTensor::operator=(const DeviceTensor& other) {
 DeviceTensor::DeviceTensor(DeviceTensor&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
-      device_(other.device_) {}
+      device_(other.device_),
+      stream_(std::exchange(other.stream_, nullptr)) {}
 
 DeviceTensor& DeviceTensor::operator=(DeviceTensor&& other) noexcept {
   if (this != &other) {
@@ -60,6 +84,7 @@ DeviceTensor& DeviceTensor::operator=(DeviceTensor&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     device_ = other.device_;
+    stream_ = std::exchange(other.stream_, nullptr);
   }
   return *this;
 }
@@ -70,13 +95,16 @@ DeviceTensor::~DeviceTensor() {
 
 void DeviceTensor::release() noexcept {
   if (data_ == nullptr) return;
-  // Every use of the memory has finished (the backend synchronizes each operation), so it goes
-  // back to the pool in the order of this thread's own stream, which has nothing queued.
+  // Back to the pool after the work queued on its stream, which may still read it (a temporary
+  // of an operation not yet finished); work of other streams on it has finished (the backend
+  // synchronizes each operation). Without a stream, in the order of this thread's own.
   int previous = 0;
   static_cast<void>(cudaGetDevice(&previous));
-  static_cast<void>(cudaSetDevice(device_));
-  static_cast<void>(cudaFreeAsync(data_, cudaStreamPerThread));
-  static_cast<void>(cudaSetDevice(previous));
+  const bool restore = t_chosen;
+  if (previous != device_) static_cast<void>(cudaSetDevice(device_));
+  t_chosen = true;
+  static_cast<void>(cudaFreeAsync(data_, stream_ != nullptr ? stream_ : cudaStreamPerThread));
+  if (restore && previous != device_) static_cast<void>(cudaSetDevice(previous));
   data_ = nullptr;
 }
 
@@ -84,8 +112,7 @@ DeviceTensor DeviceTensor::upload(const std::vector<float>& host, int device) {
   DeviceTensor t(host.size(), device, nullptr);
   if (!host.empty()) {
     const DeviceGuard guard(device);
-    check(cudaMemcpy(t.data_, host.data(), host.size() * sizeof(float), cudaMemcpyHostToDevice),
-          "cudaMemcpy (host to device)");
+    copy_in(t.data_, host);
   }
   return t;
 }
@@ -96,8 +123,7 @@ void DeviceTensor::copy_from(const std::vector<float>& host) {
                              " floats into a tensor of " + std::to_string(size_));
   if (size_ == 0) return;
   const DeviceGuard guard(device_);
-  check(cudaMemcpy(data_, host.data(), size_ * sizeof(float), cudaMemcpyHostToDevice),
-        "cudaMemcpy (host to device)");
+  copy_in(data_, host);
 }
 
 std::vector<float> DeviceTensor::download() const {

@@ -1,6 +1,8 @@
 #include "sim/metrics.hpp"
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "core/error.hpp"
 
@@ -66,6 +68,10 @@ std::vector<CriticalStep> critical_path(const SimRun& run, std::int32_t iteratio
     }
   }
   std::vector<CriticalStep> path;
+  // A SEND's or RECV's record lasts until its transfer completes, but the transfer starts when
+  // the later of the two is posted: an action reached as a transfer's cause is that posting, and
+  // its step ends where the transfer starts.
+  std::optional<Nanos> posted_at;
   NodeRef node{
       static_cast<std::int32_t>(t.index(last_worker, iteration, t.list_size(last_worker) - 1)),
       NodeKind::kAction};
@@ -80,6 +86,7 @@ std::vector<CriticalStep> critical_path(const SimRun& run, std::int32_t iteratio
                       run.schedule.workers[static_cast<std::size_t>(x.to)].id,
                       token_of(run, send.worker, send.action), x.start, x.end});
       node = x.cause;
+      if (node.kind == NodeKind::kAction) posted_at = x.start;
       continue;
     }
     if (node.kind == NodeKind::kCollective) {  // reached only through a REDUCE_GRAD, below
@@ -92,6 +99,7 @@ std::vector<CriticalStep> critical_path(const SimRun& run, std::int32_t iteratio
     const planner::WorkerId id = run.schedule.workers[at.worker].id;
     CriticalStep step{CriticalStep::Kind::kAction,         id,      id,
                       token_of(run, at.worker, at.action), r.start, r.end};
+    if (posted_at) step.end = std::min(step.end, *std::exchange(posted_at, std::nullopt));
     if (r.cause.kind == NodeKind::kCollective) {  // the all-reduce, from when the last peer came
       const CollectiveRecord& c = t.collectives[static_cast<std::size_t>(r.cause.index)];
       step.kind = CriticalStep::Kind::kAllReduce;

@@ -40,7 +40,7 @@ struct TransferRecord {
   std::int32_t to = 0;           ///< worker index
   std::int32_t send_action = 0;  ///< record index of the SEND that posted it
   std::int32_t iteration = 0;
-  NodeRef cause;  ///< the SEND, or the transfer that held a queue until it could start
+  NodeRef cause;  ///< the SEND or RECV posted last, or the transfer that held a queue longer
 
   friend bool operator==(const TransferRecord&, const TransferRecord&) = default;
 };

@@ -332,6 +332,16 @@ TEST_CASE("the critical path follows the causes back through transfers") {
   CHECK(m.critical_path[2].kind == sim::CriticalStep::Kind::kTransfer);
   CHECK(m.critical_path[6].kind == sim::CriticalStep::Kind::kTransfer);
   CHECK(m.critical_path[8].kind == sim::CriticalStep::Kind::kAllReduce);
+  // Each step starts when the one before it ended: a SEND is posted at once (F0 ends at 10, its
+  // transfer runs 10-110), so its step ends where its transfer starts.
+  CHECK(m.critical_path[1].start == 10);
+  CHECK(m.critical_path[1].end == 10);
+  CHECK(m.critical_path[2].start == 10);
+  CHECK(m.critical_path[2].end == 110);
+  for (std::size_t k = 1; k < m.critical_path.size(); ++k) {
+    CAPTURE(k);
+    CHECK(m.critical_path[k].start == m.critical_path[k - 1].end);
+  }
   // 10 (F) + 100 (send) + 10 (F) + 20 (B) + 100 (send) + 20 (B) = 260 ns.
   CHECK(m.critical_path_length == 260);
   CHECK(m.iteration_time == 260);

@@ -106,6 +106,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
            std::to_string(shape.microbatch_size) +
            (shape.block == Block::kTransformer ? " sequences" : " rows");
   p.stages.assign(static_cast<std::size_t>(pp), s);
+  p.loss = stage.loss;
   p.hardware.gpus_per_node = std::max(1, cores);
   p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth = kMovedBandwidth;
   p.hardware.intra_node_latency = p.hardware.inter_node_latency = handoff;

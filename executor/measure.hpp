@@ -16,6 +16,7 @@ namespace recycle::executor {
 struct MeasuredStage {
   planner::StageCost cost;  ///< F, I, W of one micro-batch
   Nanos optimizer = 0;      ///< one optimizer step of the stage
+  Nanos loss = 0;           ///< the loss of one micro-batch and its gradient (the last stage's)
 };
 
 /// Under which load a stage's operations are timed: as in the run they predict.

@@ -29,10 +29,10 @@ namespace recycle::executor {
 /// gradient)` is the last stage's loss; each operation has finished when it returns. Each round
 /// runs F for `load.in_flight` micro-batches, then I and W for each in turn, then the step: the
 /// memory a worker holding that many micro-batches at once touches between an F and its W (the
-/// schedule's peak; 1 times each micro-batch's F, I and W back to back). F, I and W are the
-/// medians over at least `repetitions` of each after a warm-up round, the step the median over
-/// the rounds. Timed on the calling thread by the wall clock, or, when `load.pin_cpus` keeps the
-/// threads on cores, on a thread of its own kept on pin_cpus[0] by its processor time.
+/// schedule's peak; 1 times each micro-batch's F, I and W back to back). F, I, W and the loss are
+/// the medians over at least `repetitions` of each after a warm-up round, the step the median
+/// over the rounds. Timed on the calling thread by the wall clock, or, when `load.pin_cpus` keeps
+/// the threads on cores, on a thread of its own kept on pin_cpus[0] by its processor time.
 template <class Chunk, class Tensor, class MakeStage, class Loss>
 MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tensor& target,
                          Loss&& loss, std::int32_t repetitions, const TimingLoad& load) {
@@ -73,7 +73,7 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
       });
     });
   }
-  std::vector<Nanos> f, i, w, opt;
+  std::vector<Nanos> f, i, w, opt, losses;
   const auto now = [pinned]() -> Nanos {
     if (pinned) return thread_cpu_ns();
     return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -92,7 +92,9 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
         const Nanos t = now();
         const Tensor out = stage.forward(input, chunks[m]);
         if (counted) f.push_back(now() - t);
+        const Nanos u = now();
         loss(out, target, gradients[m]);
+        if (counted) losses.push_back(now() - u);
       }
       for (std::size_t m = 0; m < held; ++m) {
         Nanos t = now();
@@ -115,7 +117,7 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
   done = true;
   for (std::thread& t : others) t.join();
   if (failed) std::rethrow_exception(failed);
-  return {{median_of(f), median_of(i), median_of(w)}, median_of(opt)};
+  return {{median_of(f), median_of(i), median_of(w)}, median_of(opt), median_of(losses)};
 }
 
 }  // namespace recycle::executor

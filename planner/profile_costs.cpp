@@ -19,6 +19,7 @@ Costs costs_from_profile(const profiles::Profile& profile, const Layout& layout,
     costs.virtual_stages[static_cast<std::size_t>(v)] = {
         s.forward / chunks, s.backward_input / chunks, s.backward_weight / chunks};
   }
+  costs.virtual_stages.back().backward_input += profile.loss;
   for (const profiles::StageProfile& s : profile.stages) costs.optimizer.push_back(s.optimizer);
   return costs;
 }

@@ -1,5 +1,6 @@
 // Planner costs from a profile: each stage's F, I and W times split evenly over its interleave
-// chunks (one chunk holds 1/V of the stage's layers), and the stage's optimizer step.
+// chunks (one chunk holds 1/V of the stage's layers), the profile's loss added to the last virtual
+// stage's I (wherever the placement puts that chunk), and the stage's optimizer step.
 #pragma once
 
 #include <string>

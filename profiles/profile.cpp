@@ -65,6 +65,7 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
   if (hw.has("all_reduce_bus_bandwidth_Bps")) {
     p.hardware.all_reduce_bus_bandwidth = read_bandwidth(hw, "all_reduce_bus_bandwidth_Bps");
   }
+  if (root.has("loss_s")) p.loss = read_seconds(root, "loss_s");
   if (p.tensor_parallel > p.hardware.gpus_per_node) {
     root.at("tensor_parallel")
         .fail("expected at most hardware.gpus_per_node (" +
@@ -99,11 +100,13 @@ nlohmann::json to_json(const Profile& profile) {
   if (h.all_reduce_bus_bandwidth > 0) {
     hardware["all_reduce_bus_bandwidth_Bps"] = h.all_reduce_bus_bandwidth;
   }
-  return {{"format", "recycle.profile/1"},
-          {"name", profile.name},
-          {"tensor_parallel", profile.tensor_parallel},
-          {"stages", stages},
-          {"hardware", hardware}};
+  nlohmann::json out = {{"format", "recycle.profile/1"},
+                        {"name", profile.name},
+                        {"tensor_parallel", profile.tensor_parallel},
+                        {"stages", stages},
+                        {"hardware", hardware}};
+  if (profile.loss > 0) out["loss_s"] = to_seconds(profile.loss);
+  return out;
 }
 
 }  // namespace recycle::profiles

@@ -47,6 +47,10 @@ struct Profile {
   std::int32_t tensor_parallel = 1;  ///< GPUs per worker
   std::vector<StageProfile> stages;
   HardwareSpec hardware;
+  /// The loss of one micro-batch and its gradient, computed by the last virtual stage at the
+  /// start of its I: charged to that virtual stage alone (planner/profile_costs.hpp), not split
+  /// over a stage's chunks. Measured profiles time it; 0 where the stages' costs include it.
+  Nanos loss = 0;
 };
 
 [[nodiscard]] Profile profile_from_json(const nlohmann::json& json, const std::string& source);

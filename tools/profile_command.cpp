@@ -65,6 +65,10 @@ std::string show_table(const profiles::Profile& p) {
                        planner::format_gb(st.output_bytes), planner::format_gb(st.param_bytes),
                        planner::format_gb(st.optimizer_state_bytes), headroom);
   }
+  if (p.loss > 0) {
+    out += fmt::format("loss {} ms per micro-batch, added to the last virtual stage's I\n",
+                       ms(p.loss));
+  }
   out +=
       "activations and output: per micro-batch, whole worker; params: the stage's weights as the "
       "profile stores them (16-bit when synthesized, fp32 when measured), and as many bytes of "

@@ -249,10 +249,10 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
                         hw.inter_node_latency * 1e-3, hw.inter_node_bandwidth * 1e-9);
   std::printf(
       "measured costs per micro-batch, %d held at once%s: F %.3f ms, I %.3f ms, W %.3f ms, "
-      "optimizer %.3f ms, hand-off %.1f us%s\n",
+      "loss %.3f ms (in the last stage's I), optimizer %.3f ms, hand-off %.1f us%s\n",
       in_flight, clock.c_str(), stage.forward * 1e-6, stage.backward_input * 1e-6,
-      stage.backward_weight * 1e-6, stage.optimizer * 1e-6, hw.intra_node_latency * 1e-3,
-      between.c_str());
+      stage.backward_weight * 1e-6, measured.loss * 1e-6, stage.optimizer * 1e-6,
+      hw.intra_node_latency * 1e-3, between.c_str());
   for (std::size_t i = 0; i < segments.size(); ++i) {
     if (i > 0) {
       const executor::Recovery& r = run.recoveries[i - 1];

@@ -569,6 +569,7 @@ profiles::Profile measured_profile(const StageShape& shape, std::int32_t pp, std
            "): " + describe_layers(shape) + " per stage, micro-batches of " +
            std::to_string(shape.microbatch_size) + " rows";
   p.stages.assign(static_cast<std::size_t>(pp), s);
+  p.loss = stage.loss;
   p.hardware.gpus_per_node = static_cast<std::int32_t>(workers);
   p.hardware.intra_node_latency = p.hardware.inter_node_latency = latency;
   p.hardware.intra_node_bandwidth = p.hardware.inter_node_bandwidth =

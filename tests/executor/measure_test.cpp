@@ -38,6 +38,7 @@ TEST_CASE("measured profile: bytes from the shape, times measured, readable as a
     CHECK(s.backward_weight > 0);
     CHECK(s.optimizer > 0);
   }
+  CHECK(p.loss > 0);  // timed apart from the stages: only the last virtual stage runs it
   CHECK(p.hardware.gpus_per_node == 2);
   CHECK(p.hardware.intra_node_latency > 0);
   CHECK(p.hardware.intra_node_latency < 1'000'000'000);  // a hand-off takes microseconds
@@ -46,6 +47,7 @@ TEST_CASE("measured profile: bytes from the shape, times measured, readable as a
   CHECK(back.stages.size() == 3);
   CHECK(back.stages[2].activation_bytes == 1152);
   CHECK(back.hardware.intra_node_latency == p.hardware.intra_node_latency);
+  CHECK(back.loss == p.loss);
   CHECK(p.hardware.all_reduce_bus_bandwidth > 0);  // timed over 2 ranks
   CHECK(back.hardware.all_reduce_bus_bandwidth == p.hardware.all_reduce_bus_bandwidth);
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "core/error.hpp"
 #include "core/json.hpp"
 #include "planner/profile_costs.hpp"
@@ -32,4 +34,33 @@ TEST_CASE("costs_from_profile splits a stage over its interleave chunks") {
   CHECK_THROWS_WITH_AS((void)recycle::planner::costs_from_profile(p, {1, 3, 4, 1}, "p.json"),
                        "p.json: the profile has 2 stages but the pipeline has 3 stages",
                        recycle::InputError);
+}
+
+TEST_CASE("costs_from_profile adds the loss to the last virtual stage's I alone") {
+  std::string text = kTwoStages;
+  text.replace(text.find("\"stages\""), 0, "\"loss_s\": 0.002, ");
+  const auto p =
+      recycle::profiles::profile_from_json(recycle::parse_json(text, "p.json"), "p.json");
+  using recycle::planner::Layout;
+  using recycle::planner::Placement;
+  SUBCASE("one chunk a stage: stage 1's I, 24 + 2 ms") {
+    const auto costs = recycle::planner::costs_from_profile(p, {1, 2, 4, 1}, "p.json");
+    CHECK(costs.virtual_stages[0].backward_input == 12'000'000);
+    CHECK(costs.virtual_stages[1].backward_input == 26'000'000);
+    CHECK(costs.virtual_stages[1].forward == 20'000'000);
+    CHECK(costs.virtual_stages[1].backward_weight == 16'000'000);
+  }
+  SUBCASE("interleaved, looped: virtual stage 3 (stage 1's second chunk), 24 / 2 + 2 ms") {
+    const auto costs = recycle::planner::costs_from_profile(p, {1, 2, 4, 2}, "p.json");
+    CHECK(costs.virtual_stages[1].backward_input == 12'000'000);  // stage 1's first chunk
+    CHECK(costs.virtual_stages[3].backward_input == 14'000'000);
+    CHECK(costs.virtual_stages[2].backward_input == 6'000'000);
+  }
+  SUBCASE("V placement: virtual stage 3 is stage 0's second chunk, 12 / 2 + 2 ms") {
+    const auto costs =
+        recycle::planner::costs_from_profile(p, Layout{1, 2, 4, 2, Placement::kV}, "p.json");
+    CHECK(costs.virtual_stages[0].backward_input == 6'000'000);
+    CHECK(costs.virtual_stages[3].backward_input == 8'000'000);
+    CHECK(costs.virtual_stages[2].backward_input == 12'000'000);  // stage 1's second chunk
+  }
 }

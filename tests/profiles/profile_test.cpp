@@ -69,6 +69,20 @@ TEST_CASE("an all-reduce bus bandwidth is optional, read and written back") {
         "p.json: hardware.all_reduce_bus_bandwidth_Bps: expected a bandwidth > 0 bytes per second");
 }
 
+TEST_CASE("the loss is optional, read and written back") {
+  std::string t = kTwoStages;
+  const auto absent = recycle::profiles::profile_from_json(recycle::parse_json(t, "p.json"), "p");
+  CHECK(absent.loss == 0);
+  CHECK_FALSE(recycle::profiles::to_json(absent).contains("loss_s"));
+  t.replace(t.find("\"stages\""), 0, "\"loss_s\": 0.0005, ");
+  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(t, "p.json"), "p.json");
+  CHECK(p.loss == 500'000);
+  const auto q = recycle::profiles::profile_from_json(recycle::profiles::to_json(p), "again");
+  CHECK(q.loss == 500'000);
+  t.replace(t.find("0.0005"), 6, "-1");
+  CHECK(error_of(t) == "p.json: loss_s: expected a number >= 0, got -1");
+}
+
 TEST_CASE("profile errors name the field") {
   std::string t = kTwoStages;
   CHECK(error_of(R"({"stages": []})") == "p.json: stages: expected at least one stage");

@@ -31,7 +31,7 @@ CostModel CostModel::from_profile(const profiles::Profile& profile, const Layout
     model.param_bytes.push_back(s.param_bytes);
     model.state_bytes.push_back(2 * s.param_bytes + s.optimizer_state_bytes);
   }
-  model.worker_memory = profile.hardware.memory_bytes * profile.tensor_parallel;
+  model.worker_memory = profile.worker_memory();
   model.cluster = Cluster(profile.hardware, profile.tensor_parallel, layout.pp);
   return model;
 }

@@ -8,8 +8,16 @@
 
 #include "core/error.hpp"
 #include "planner/semantics.hpp"
+#include "planner/work_limits.hpp"
+#include "profiles/profile.hpp"
 
 namespace recycle::planner {
+
+// A worker's peak: at most kMaxChunks chunks of activations held at once, next to its weights,
+// their gradients and its optimizer state, each bounded by the profile's reader and synthesizer.
+static_assert(kMaxChunks * profiles::kMaxMicrobatchBytes <=
+                  std::numeric_limits<Bytes>::max() - 3 * profiles::kMaxStageBytes,
+              "a worker's memory sums must fit 64 bits");
 
 namespace {
 

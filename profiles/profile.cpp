@@ -10,7 +10,6 @@ namespace recycle::profiles {
 
 namespace {
 
-constexpr std::int64_t kMaxBytes = std::numeric_limits<std::int64_t>::max() / 4;
 constexpr double kMaxSeconds = 1e6;
 
 Nanos read_seconds(const JsonView& parent, std::string_view key) {
@@ -20,9 +19,9 @@ Nanos read_seconds(const JsonView& parent, std::string_view key) {
   return to_nanos(s);
 }
 
-Bytes read_bytes(const JsonView& parent, std::string_view key, bool required = true) {
+Bytes read_bytes(const JsonView& parent, std::string_view key, Bytes max, bool required = true) {
   if (!required && !parent.has(key)) return 0;
-  return parent.at(key).as_int(0, kMaxBytes);
+  return parent.at(key).as_int(0, max);
 }
 
 BytesPerSecond read_bandwidth(const JsonView& parent, std::string_view key) {
@@ -49,10 +48,10 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
     sp.backward_input = read_seconds(s, "backward_input_s");
     sp.backward_weight = read_seconds(s, "backward_weight_s");
     sp.optimizer = read_seconds(s, "optimizer_s");
-    sp.activation_bytes = read_bytes(s, "activation_bytes");
-    sp.output_bytes = read_bytes(s, "output_bytes");
-    sp.param_bytes = read_bytes(s, "param_bytes");
-    sp.optimizer_state_bytes = read_bytes(s, "optimizer_state_bytes", false);
+    sp.activation_bytes = read_bytes(s, "activation_bytes", kMaxMicrobatchBytes);
+    sp.output_bytes = read_bytes(s, "output_bytes", kMaxMicrobatchBytes);
+    sp.param_bytes = read_bytes(s, "param_bytes", kMaxStageBytes);
+    sp.optimizer_state_bytes = read_bytes(s, "optimizer_state_bytes", kMaxStageBytes, false);
     p.stages.push_back(sp);
   }
   const JsonView hw = root.at("hardware");
@@ -61,7 +60,7 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
   p.hardware.inter_node_bandwidth = read_bandwidth(hw, "inter_node_bandwidth_Bps");
   p.hardware.intra_node_latency = read_seconds(hw, "intra_node_latency_s");
   p.hardware.inter_node_latency = read_seconds(hw, "inter_node_latency_s");
-  p.hardware.memory_bytes = read_bytes(hw, "memory_bytes");
+  p.hardware.memory_bytes = read_bytes(hw, "memory_bytes", kMaxGpuMemoryBytes);
   if (hw.has("all_reduce_bus_bandwidth_Bps")) {
     p.hardware.all_reduce_bus_bandwidth = read_bandwidth(hw, "all_reduce_bus_bandwidth_Bps");
   }

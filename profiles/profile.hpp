@@ -19,6 +19,14 @@
 
 namespace recycle::profiles {
 
+/// The largest byte counts a profile may hold, so that every sum a worker makes of them fits 64
+/// bits: a micro-batch's activations or output on a stage, 2^39 (550 GB; a worker holds at most
+/// 2^23 chunks at once, planner/work_limits.hpp); a stage's weights or optimizer state, 2^50; one
+/// GPU's memory, 2^50 (a worker has at most 1024 GPUs).
+inline constexpr Bytes kMaxMicrobatchBytes = Bytes{1} << 39;
+inline constexpr Bytes kMaxStageBytes = Bytes{1} << 50;
+inline constexpr Bytes kMaxGpuMemoryBytes = Bytes{1} << 50;
+
 struct StageProfile {
   Nanos forward = 0;
   Nanos backward_input = 0;
@@ -51,6 +59,11 @@ struct Profile {
   /// start of its I: charged to that virtual stage alone (planner/profile_costs.hpp), not split
   /// over a stage's chunks. Measured profiles time it; 0 where the stages' costs include it.
   Nanos loss = 0;
+
+  /// The memory of one worker: its tensor-parallel group's GPUs together; 0: not given.
+  [[nodiscard]] Bytes worker_memory() const noexcept {
+    return hardware.memory_bytes * tensor_parallel;
+  }
 };
 
 [[nodiscard]] Profile profile_from_json(const nlohmann::json& json, const std::string& source);

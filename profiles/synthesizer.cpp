@@ -313,6 +313,13 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
     s.optimizer_state_bytes += params * optimizer_bytes_per_parameter(p.dtype);
   }
   for (StageProfile& s : profile.stages) {
+    if (s.activation_bytes > kMaxMicrobatchBytes || s.output_bytes > kMaxMicrobatchBytes ||
+        s.param_bytes > kMaxStageBytes || s.optimizer_state_bytes > kMaxStageBytes) {
+      throw InputError(source + ": parallel",
+                       "a stage holds more than 2^39 bytes (550 GB) of activations for one "
+                       "micro-batch, or more than 2^50 bytes of weights or of optimizer state: "
+                       "not a configuration that trains");
+    }
     const double seconds = cost.optimizer(s.param_bytes / e);
     if (seconds > 1e6) {
       throw InputError(source + ": parallel",

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::sim {
 
@@ -28,21 +29,17 @@ Nanos busy_time(const SimRun& run, std::size_t w, std::int32_t iteration) {
   return busy;
 }
 
-/// Activations are taken at F and given back at W (or B), in list order: the stream runs one
-/// action at a time, so list order is time order for one worker.
+/// Activations are taken and given back as planner::held_delta says, in list order: the stream
+/// runs one action at a time, so list order is time order for one worker.
 void fill_peaks(const SimRun& run, std::size_t w, WorkerMetrics& m) {
   std::int32_t chunks = 0;
   Bytes bytes = 0;
   for (const Action& a : run.schedule.workers[w].actions) {
-    if (a.type == ActionType::kForward) {
-      ++chunks;
-      bytes += run.model.held_bytes(a.virtual_stage);
-      m.peak_inflight_chunks = std::max(m.peak_inflight_chunks, chunks);
-      m.peak_activation_bytes = std::max(m.peak_activation_bytes, bytes);
-    } else if (a.type == ActionType::kBackwardWeight || a.type == ActionType::kBackward) {
-      --chunks;
-      bytes -= run.model.held_bytes(a.virtual_stage);
-    }
+    const std::int32_t delta = planner::held_delta(a.type);
+    chunks += delta;
+    bytes += delta * run.model.held_bytes(a.virtual_stage);
+    m.peak_inflight_chunks = std::max(m.peak_inflight_chunks, chunks);
+    m.peak_activation_bytes = std::max(m.peak_activation_bytes, bytes);
   }
   m.peak_inflight_microbatches = static_cast<double>(m.peak_inflight_chunks) /
                                  static_cast<double>(run.schedule.layout.interleave);

@@ -45,7 +45,7 @@ std::string ms(Nanos ns) {
 /// activations of pp - s micro-batches, the most 1F1B keeps on stage s.
 std::string show_table(const profiles::Profile& p) {
   const auto pp = static_cast<Bytes>(p.stages.size());
-  const Bytes worker = p.hardware.memory_bytes * p.tensor_parallel;
+  const Bytes worker = p.worker_memory();
   std::string out = fmt::format("{}: {} stages, tensor parallel {}, {} per worker\n",
                                 p.name.empty() ? "profile" : p.name, pp, p.tensor_parallel,
                                 worker > 0 ? planner::format_gb(worker) : "memory not given");

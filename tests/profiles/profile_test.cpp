@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cstdint>
+
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
@@ -96,4 +98,24 @@ TEST_CASE("profile errors name the field") {
         "p.json: tensor_parallel: expected at most hardware.gpus_per_node (8)");
   CHECK(error_of(R"({"stages": [{"forward_s": 1}]})") ==
         "p.json: stages[0].backward_input_s: missing field");
+}
+
+TEST_CASE("byte counts are bounded so that a worker's sums of them fit 64 bits") {
+  // planner/memory.cpp asserts that the sums fit; here, that the reader holds to the bounds.
+  std::string t = kTwoStages;
+  CHECK(error_of(std::string(t).replace(t.find("1000"), 4, "549755813889")) ==
+        "p.json: stages[0].activation_bytes: expected an integer in [0, 549755813888], got "
+        "549755813889");
+  CHECK(error_of(std::string(t).replace(t.find("8000"), 4, "1125899906842625")) ==
+        "p.json: stages[1].param_bytes: expected an integer in [0, 1125899906842624], got "
+        "1125899906842625");
+  CHECK(error_of(std::string(t).replace(t.find("85899345920"), 11, "1125899906842625")) ==
+        "p.json: hardware.memory_bytes: expected an integer in [0, 1125899906842624], got "
+        "1125899906842625");
+  // The largest of each is read: a worker of 2 GPUs has 2^51 bytes.
+  t.replace(t.find("85899345920"), 11, "1125899906842624");
+  t.replace(t.find("1000"), 4, "549755813888");
+  const auto p = recycle::profiles::profile_from_json(recycle::parse_json(t, "p.json"), "p.json");
+  CHECK(p.worker_memory() == std::int64_t{1} << 51);
+  CHECK(p.stages[0].activation_bytes == std::int64_t{1} << 39);
 }

@@ -36,38 +36,74 @@ const char* type_name(const nlohmann::json& j) {
   return "an object";
 }
 
-/// Refuses an object that gives one key twice (RFC 8259 leaves which one counts to the reader;
-/// the last would silently win), naming the key's path, while the parser walks the text.
-class DuplicateKeys {
+/// Builds the document as nlohmann's own SAX parser does and refuses an object that gives one key
+/// twice (RFC 8259 leaves which one counts to the reader; the last would silently win), naming the
+/// key's path, while the parser walks the text. A SAX handler, not a parse callback: the callback
+/// parser looks through an array's elements each time one of its objects ends, which is quadratic
+/// in the length of an array of objects (a schedule's `failed` or `workers`).
+class CheckedDocument {
  public:
-  explicit DuplicateKeys(const std::string& source) : source_(source) {}
+  using json = nlohmann::json;
+  CheckedDocument(json& root, const std::string& source) : dom_(root, true), source_(source) {}
 
-  bool operator()(int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-    using Event = nlohmann::json::parse_event_t;
-    switch (event) {
-      case Event::object_start:
-      case Event::array_start:
-        enter_element();
-        frames_.push_back({event == Event::object_start, {}, {}, 0, 0});
-        break;
-      case Event::object_end:
-      case Event::array_end:
-        frames_.pop_back();
-        break;
-      case Event::key: {
-        Frame& object = frames_.back();
-        object.key = parsed.get<std::string>();
-        if (!object.keys.insert(object.key).second) {
-          throw InputError(source_ + ": " + path(),
-                           "duplicate key (the object gives it twice; keep one)");
-        }
-        break;
-      }
-      case Event::value:
-        enter_element();
-        break;
+  bool null() {
+    enter_element();
+    return dom_.null();
+  }
+  bool boolean(bool value) {
+    enter_element();
+    return dom_.boolean(value);
+  }
+  bool number_integer(json::number_integer_t value) {
+    enter_element();
+    return dom_.number_integer(value);
+  }
+  bool number_unsigned(json::number_unsigned_t value) {
+    enter_element();
+    return dom_.number_unsigned(value);
+  }
+  bool number_float(json::number_float_t value, const json::string_t& text) {
+    enter_element();
+    return dom_.number_float(value, text);
+  }
+  bool string(json::string_t& value) {
+    enter_element();
+    return dom_.string(value);
+  }
+  bool binary(json::binary_t& value) {
+    enter_element();
+    return dom_.binary(value);
+  }
+  bool start_object(std::size_t elements) {
+    enter_element();
+    frames_.push_back({true, {}, {}, 0, 0});
+    return dom_.start_object(elements);
+  }
+  bool key(json::string_t& key) {
+    Frame& object = frames_.back();
+    object.key = key;
+    if (!object.keys.insert(object.key).second) {
+      throw InputError(source_ + ": " + path(),
+                       "duplicate key (the object gives it twice; keep one)");
     }
-    return true;
+    return dom_.key(key);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t elements) {
+    enter_element();
+    frames_.push_back({false, {}, {}, 0, 0});
+    return dom_.start_array(elements);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return dom_.end_array();
+  }
+  template <class Exception>
+  bool parse_error(std::size_t position, const std::string& token, const Exception& error) {
+    return dom_.parse_error(position, token, error);  // throws it
   }
 
  private:
@@ -99,6 +135,7 @@ class DuplicateKeys {
     return out;
   }
 
+  nlohmann::detail::json_sax_dom_parser<json> dom_;
   const std::string& source_;
   std::vector<Frame> frames_;
 };
@@ -107,7 +144,10 @@ class DuplicateKeys {
 
 nlohmann::json parse_json(const std::string& text, const std::string& source) {
   try {
-    return nlohmann::json::parse(text, DuplicateKeys(source));
+    nlohmann::json root;
+    CheckedDocument document(root, source);
+    nlohmann::json::sax_parse(text, &document);
+    return root;
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is 1-based and points one past the offending character.
     const std::size_t byte = e.byte > 0 ? e.byte - 1 : 0;

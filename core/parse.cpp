@@ -67,4 +67,10 @@ std::vector<std::string_view> split(std::string_view text, char sep) {
   }
 }
 
+std::string_view without_byte_order_mark(std::string_view text) noexcept {
+  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
+  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
+  return text;
+}
+
 }  // namespace recycle

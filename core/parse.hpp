@@ -25,4 +25,7 @@ namespace recycle {
 
 [[nodiscard]] std::string_view trim(std::string_view text) noexcept;
 
+/// `text` without the UTF-8 byte order mark (EF BB BF) some editors put at the start of a file.
+[[nodiscard]] std::string_view without_byte_order_mark(std::string_view text) noexcept;
+
 }  // namespace recycle

@@ -484,7 +484,8 @@ Schedule schedule_from_pytorch_csv(const std::string& text, const std::string& s
 }
 
 Schedule load_schedule(const std::string& path, std::optional<Placement> placement) {
-  const std::string text = read_text_file(path);
+  const std::string file = read_text_file(path);
+  const std::string text(without_byte_order_mark(file));  // as every other reader skips it
   const auto first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '{') {
     Schedule schedule = schedule_from_json(text, path);

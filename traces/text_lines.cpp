@@ -22,12 +22,6 @@ void for_each_line(std::string_view text,
   }
 }
 
-std::string_view without_byte_order_mark(std::string_view text) noexcept {
-  constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-  if (text.starts_with(kByteOrderMark)) text.remove_prefix(kByteOrderMark.size());
-  return text;
-}
-
 void require_text(std::string_view text, const std::string& source) {
   const auto is_binary = [](char c) {
     const auto byte = static_cast<unsigned char>(c);

@@ -7,15 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "core/parse.hpp"  // without_byte_order_mark
+
 namespace recycle::traces {
 
 /// Calls `visit(line_number, line)` for every line (1-based, without the '\n' or a trailing '\r')
 /// until it returns false.
 void for_each_line(std::string_view text,
                    const std::function<bool(std::size_t, std::string_view)>& visit);
-
-/// `text` without the UTF-8 byte order mark (EF BB BF) some editors put at the start of a file.
-[[nodiscard]] std::string_view without_byte_order_mark(std::string_view text) noexcept;
 
 /// Throws InputError("source:line", ...) at the first control byte other than tab, CR and LF:
 /// binary content (NUL bytes are already refused by read_text_file); and at a CR that no LF

@@ -14,6 +14,7 @@
 #include <system_error>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,9 @@
 namespace recycle {
 
 namespace {
+
+/// Set by guard_standard_streams when the caller closed standard output.
+bool stdout_closed = false;
 
 /// "1 GiB" for a whole number of GiB, else "N bytes".
 std::string describe_bytes(std::size_t bytes) {
@@ -239,6 +243,8 @@ std::string end_spool(Transaction& t, bool deliver) {
   std::clearerr(stdout);
   ::dup2(t.stdout_fd, STDOUT_FILENO);
   ::close(t.stdout_fd);
+  if (deliver && error.empty() && stdout_closed && std::ftell(t.spool) > 0)
+    error = "not open (the caller closed it), so what the command printed has nowhere to go";
   if (deliver && error.empty()) {
     std::rewind(t.spool);
     std::vector<char> chunk(std::size_t{1} << 16);
@@ -354,6 +360,20 @@ void write_text_file(const std::string& path, const std::string& content) {
     if (earlier.tmp == s.tmp) return;
   }
   current->staged.push_back(std::move(s));
+}
+
+void guard_standard_streams() {
+  for (const int fd : {STDIN_FILENO, STDOUT_FILENO, STDERR_FILENO}) {
+    if (::fcntl(fd, F_GETFD) >= 0 || errno != EBADF) continue;
+    // The lowest free number is this one: /dev/null takes it.
+    const int opened = ::open("/dev/null", O_RDWR);
+    if (opened >= 0 && opened != fd) {
+      ::dup2(opened, fd);
+      ::close(opened);
+    }
+    if (fd == STDOUT_FILENO) stdout_closed = true;
+  }
+  std::signal(SIGPIPE, SIG_IGN);
 }
 
 OutputTransaction::OutputTransaction(Stdout stdout_mode) {

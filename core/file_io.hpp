@@ -26,6 +26,13 @@ inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 30;
 /// OutputTransaction the file is staged and put in place by commit().
 void write_text_file(const std::string& path, const std::string& content);
 
+/// Call first in main. Standard input, output or error that the caller closed is opened on
+/// /dev/null, so that no file the program opens takes its number; printing to a closed standard
+/// output is then the error commit() reports ("stdout: not open"), not output lost without a
+/// word. SIGPIPE is ignored: a reader that closes the pipe early makes the write fail, reported
+/// the same way ("stdout: write failed: Broken pipe", exit 2), not a death by signal.
+void guard_standard_streams();
+
 /// All or nothing for the files one command writes: while a transaction is alive, each
 /// write_text_file (but to stdout) is staged as a complete temporary file next to its target, and
 /// with Stdout::kHold what the command prints to standard output (printf, std::cout, "-",

@@ -53,6 +53,7 @@ void apply_common_rules(CLI::App& app) {
 
 int main(int argc, char** argv) {
   using namespace recycle::tools;
+  recycle::guard_standard_streams();
   recycle::keep_freed_memory();
 #if RECYCLE_HAVE_MPI
   // Under mpirun, process 0 runs the command and the others serve its runs

@@ -58,6 +58,14 @@ cli_shell_test("validate --chrome-trace /dev/full prints no report" 0
 cli_shell_test("a full standard output is an error" 0
   "^rc=2 ## error: stdout: write failed: No space left on device ## $"
   "${P} plan --schedule 1f1b --pp 2 --microbatches 4 >/dev/full 2>${OUT}/hio_full.err; echo rc=$?; cat ${OUT}/hio_full.err")
+# A standard output the caller closed, or whose reader left, is an error too: not output lost
+# without a word (the first file opened would take its number), not a death by SIGPIPE.
+cli_shell_test("a closed standard output is an error" 0
+  "^rc=2 ## error: stdout: not open [(]the caller closed it[)].* ## $"
+  "${P} plan --schedule 1f1b --pp 2 --microbatches 4 >&- 2>${OUT}/hio_closed.err; echo rc=$?; cat ${OUT}/hio_closed.err")
+cli_shell_test("a reader that closes the pipe early is an error, not SIGPIPE" 0
+  "^rc=2 ## error: stdout: write failed: Broken pipe ## $"
+  "(${P} plan --schedule 1f1b --pp 64 --dp 64 --microbatches 256 --format json 2>${OUT}/hio_pipe.err; echo rc=$? >${OUT}/hio_pipe.rc) | head -c 10 >/dev/null; cat ${OUT}/hio_pipe.rc ${OUT}/hio_pipe.err")
 cli_shell_test("a full standard output leaves no --svg file" 0
   "^rc=2 file=none ## $"
   "rm -f ${OUT}/hio_full.svg; ${P} simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --svg ${OUT}/hio_full.svg >/dev/full 2>/dev/null; echo rc=$? file=$(test -e ${OUT}/hio_full.svg && echo kept || echo none)")

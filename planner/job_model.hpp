@@ -15,6 +15,11 @@ struct JobModel {
   CostModel model;
 };
 
+/// The job's profile, its chunks placed as its schedule places them (generators.hpp layout_for: a
+/// V-shaped schedule runs two chunks a worker, the last on stage 0); InputError as
+/// profiles::synthesize.
+[[nodiscard]] profiles::Synthesis synthesize_job(const profiles::Job& job);
+
 /// InputError naming the job file and the field when the job cannot be synthesized or its layout
 /// is outside the planners' ranges (schedule.hpp: kMaxDp, kMaxPp, kMaxMicrobatches,
 /// kMaxInterleave).

@@ -43,10 +43,6 @@ ParallelConfig parallel_from_json(const JsonView& v) {
 
 }  // namespace
 
-Synthesis Job::synthesize() const {
-  return profiles::synthesize(model, gpu, parallel, source);
-}
-
 Job job_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
   root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule", "cluster",

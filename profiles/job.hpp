@@ -24,9 +24,6 @@ struct Job {
   std::string schedule = "1f1b";
   /// The cluster, detection, checkpoint and restart blocks (`recycle replay`), defaults filled.
   Resilience resilience;
-
-  /// The job's profile; InputError as synthesize().
-  [[nodiscard]] Synthesis synthesize() const;
 };
 
 /// InputError naming `source` and the field for anything missing, mistyped, out of range or

@@ -241,7 +241,7 @@ std::vector<std::int64_t> split_layers(std::int64_t layers, std::int32_t virtual
 }
 
 Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p,
-                     const std::string& source) {
+                     const std::string& source, const std::vector<std::int32_t>& stage_of) {
   check(m, g, p, source);
   const CostOf cost(m, g, p);
   const Phases layer = cost.layer();
@@ -279,8 +279,11 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
   profile.hardware.intra_node_bandwidth *= p.tp;
   profile.hardware.inter_node_bandwidth *= p.tp;
   profile.stages.resize(static_cast<std::size_t>(p.pp));
+  RECYCLE_ASSERT(stage_of.empty() || stage_of.size() == static_cast<std::size_t>(virtual_stages),
+                 "a stage for every virtual stage");
   for (std::int32_t v = 0; v < virtual_stages; ++v) {
-    StageProfile& s = profile.stages[static_cast<std::size_t>(v % p.pp)];
+    const std::int32_t stage = stage_of.empty() ? v % p.pp : stage_of[static_cast<std::size_t>(v)];
+    StageProfile& s = profile.stages[static_cast<std::size_t>(stage)];
     const auto n = out.layers[static_cast<std::size_t>(v)];
     Phases c{layer.f * n, layer.i * n, layer.w * n};
     std::int64_t params = n * m.layer_parameters();

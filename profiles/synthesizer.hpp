@@ -80,8 +80,12 @@ struct Synthesis {
 /// field (`parallel.tp`, ...) when the configuration cannot run: tp above the GPUs of a node or
 /// not dividing the heads, key/value heads or MLP width; fewer layers than virtual stages; a
 /// global batch that dp x microbatch_size does not divide; a data type the GPU lacks.
+/// `stage_of[v]` is the physical stage that runs virtual stage v (planner::Layout::stage_of, which
+/// a V-shaped schedule folds back: its last chunk, with the output layer, on stage 0); empty: the
+/// interleaved loop, v on v % pp. It has pp x interleave entries when given.
 [[nodiscard]] Synthesis synthesize(const ModelSpec& model, const GpuSpec& gpu,
-                                   const ParallelConfig& parallel, const std::string& source);
+                                   const ParallelConfig& parallel, const std::string& source,
+                                   const std::vector<std::int32_t>& stage_of = {});
 
 /// Layers per virtual stage, as the layer split above says.
 [[nodiscard]] std::vector<std::int64_t> split_layers(std::int64_t layers,

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "planner/job_model.hpp"
 #include "profiles/synthesizer.hpp"
 
 namespace recycle::tools {
@@ -34,7 +35,7 @@ profiles::Synthesis synthesize_as_executed(profiles::Job job) {
   job.parallel.flash_attention = false;
   job.parallel.sequence_parallel = false;
   job.model.dropout = false;
-  return job.synthesize();
+  return planner::synthesize_job(job);
 }
 
 std::string ms(Nanos ns) {
@@ -77,7 +78,7 @@ executor::StageShape job_layer_shape(const profiles::Job& job) {
 
 JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32_t repetitions) {
   // The synthesizer's checks (tp, batch, layers per stage) before anything is timed.
-  const profiles::Synthesis split = job.synthesize();
+  const profiles::Synthesis split = planner::synthesize_job(job);
   const executor::StageShape shape = job_layer_shape(job);
   const profiles::Synthesis predicted = synthesize_as_executed(job);
   // What one device cannot run: the tensor-parallel all-reduces, in F and again in I.

@@ -13,6 +13,7 @@
 #include "core/file_io.hpp"
 #include "core/parallel.hpp"
 #include "executor/measure.hpp"
+#include "planner/job_model.hpp"
 #include "planner/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/profile.hpp"
@@ -152,15 +153,15 @@ Command add_profile_command(CLI::App& app) {
             }
             if (synth->parsed()) {
               const profiles::Job job = profiles::load_job(o->job);
-              const profiles::Synthesis s = job.synthesize();
+              const profiles::Synthesis s = planner::synthesize_job(job);
               write_text_file(o->output, profiles::to_json(s.profile).dump(2) + "\n");
               return kExitOk;
             }
             if (o->show.empty() && o->job.empty())
               throw InputError("profile show", "give a profile FILE or --job FILE");
-            const profiles::Profile p = o->job.empty()
-                                            ? profiles::load_profile(o->show)
-                                            : profiles::load_job(o->job).synthesize().profile;
+            const profiles::Profile p =
+                o->job.empty() ? profiles::load_profile(o->show)
+                               : planner::synthesize_job(profiles::load_job(o->job)).profile;
             std::fputs(show_table(p).c_str(), stdout);
             return kExitOk;
           }};

@@ -1,0 +1,59 @@
+// A job's profile with its chunks where its schedule puts them (planner/job_model.hpp).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "core/json.hpp"
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+
+namespace {
+
+using namespace recycle;
+
+profiles::Job gpt3(const std::string& schedule, int interleave) {
+  // 96 layers over 8 stages of 2 chunks: 6 layers a chunk, 12 a stage, whatever the placement.
+  const std::string text = R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"tp": 8,
+      "pp": 8, "dp": 2, "interleave": )" +
+                           std::to_string(interleave) +
+                           R"(, "microbatch_size": 1, "global_batch": 32}, "schedule": ")" +
+                           schedule + R"("})";
+  return profiles::job_from_json(parse_json(text, "job.json"), "job.json");
+}
+
+}  // namespace
+
+TEST_CASE("a V-shaped schedule's profile has the output layer on stage 0, with the embedding") {
+  // The loop (interleaved, 2 chunks): the embedding on stage 0's first chunk, the output layer
+  // on stage 7's second. The V (ZB-V, DualPipe-V): chunk 1 runs from stage 7 back to stage 0,
+  // so the last virtual stage, with the output layer, is on stage 0. The layers are the same
+  // (6 a chunk), so stage 0 of the V is the loop's stage 0 plus what the output layer adds to
+  // the loop's stage 7 (its excess over a stage of layers alone, stage 1), and the V's stage 7
+  // is a stage of layers alone.
+  const profiles::Profile loop = planner::synthesize_job(gpt3("interleaved", 2)).profile;
+  for (const std::string schedule : {"zb-v", "dualpipe-v"}) {
+    CAPTURE(schedule);
+    for (const int interleave : {1, 2}) {  // a V-shaped schedule takes 2 chunks either way
+      CAPTURE(interleave);
+      const profiles::Profile v = planner::synthesize_job(gpt3(schedule, interleave)).profile;
+      REQUIRE(v.stages.size() == 8);
+      const auto& l0 = loop.stages[0];
+      const auto& l1 = loop.stages[1];
+      const auto& l7 = loop.stages[7];
+      CHECK(v.stages[0].forward == l0.forward + (l7.forward - l1.forward));
+      CHECK(v.stages[0].backward_input ==
+            l0.backward_input + (l7.backward_input - l1.backward_input));
+      CHECK(v.stages[0].backward_weight ==
+            l0.backward_weight + (l7.backward_weight - l1.backward_weight));
+      CHECK(v.stages[0].param_bytes == l0.param_bytes + (l7.param_bytes - l1.param_bytes));
+      CHECK(v.stages[0].activation_bytes ==
+            l0.activation_bytes + (l7.activation_bytes - l1.activation_bytes));
+      CHECK(v.stages[7].forward == l1.forward);
+      CHECK(v.stages[7].param_bytes == l1.param_bytes);
+      CHECK(v.stages[7].activation_bytes == l1.activation_bytes);
+    }
+  }
+  // A loop-placed schedule keeps the output layer on the last stage.
+  const profiles::Profile one = planner::synthesize_job(gpt3("1f1b", 1)).profile;
+  CHECK(one.stages[7].forward > one.stages[1].forward);
+}

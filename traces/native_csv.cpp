@@ -122,6 +122,8 @@ EventKind parse_event(std::string_view cell, const std::string& where) {
 LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
                              const ImportOptions& options) {
   if (const std::string_view body = without_byte_order_mark(text); body.size() < text.size()) {
+    if (without_byte_order_mark(body).size() < body.size())  // one mark is skipped, not a run
+      throw InputError(source + ":1", "more than one byte order mark at the start of the file");
     return parse_native_csv(std::string(body), source, options);
   }
   require_text(text, source);

@@ -159,3 +159,11 @@ cli_test("trace gen --days past the limit" 2 "^error: --days: must be > 0 and at
   NO_FILE ${OUT}/trace-gen-days-1e6.csv trace gen --nodes 8 --days 1e6 --rate 100 --seed 1 -o ${OUT}/trace-gen-days-1e6.csv)
 cli_test("trace convert --days shorter than a millisecond" 2 "^error: --days: 1e-15 days is shorter than a millisecond"
   NO_FILE ${OUT}/trace-convert-days-tiny.csv trace convert --days 1e-15 ${TD}/tiny.csv -o ${OUT}/trace-convert-days-tiny.csv)
+
+# A run of byte order marks (a fuzzer's find: each was stripped by a call of its own, and 100,000
+# of them overflowed the stack): one mark is skipped, more is one error line.
+foreach(from csv bamboo)
+  cli_shell_test("trace convert --from ${from}: a run of byte order marks is an error, not a crash" 0
+    "^rc=2 ## error: .*boms_${from}.csv:1: more than one byte order mark at the start of the file ## $"
+    "awk 'BEGIN{for(i=0;i<100000;i++) printf \"\\357\\273\\277\"; print \"x\"}' > ${OUT}/boms_${from}.csv; ${P} trace convert --from ${from} ${OUT}/boms_${from}.csv -o ${OUT}/boms_${from}.out 2>${OUT}/boms_${from}.err; echo rc=$?; cat ${OUT}/boms_${from}.err")
+endforeach()

@@ -8,10 +8,12 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "planner/memory.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/work_limits.hpp"
 #include "sim/metrics.hpp"
@@ -49,11 +51,11 @@ std::vector<planner::WorkerId> pattern(const std::string& kind, std::int32_t k, 
 struct Row {
   std::string pattern;
   std::int32_t failures = 0;
-  Nanos recycle = 0;          ///< planned for and run with the staggered optimizer
-  Nanos recycle_barrier = 0;  ///< planned for and run with the optimizer barrier
-  Nanos naive = 0;
-  Nanos bound = 0;        ///< total work / live workers
-  Nanos stage_bound = 0;  ///< max over stages of the stage's work / its live workers
+  Nanos recycle = 0;           ///< planned for and run with the staggered optimizer
+  Nanos recycle_barrier = 0;   ///< planned for and run with the optimizer barrier
+  std::optional<Nanos> naive;  ///< none when the naive re-route does not fit the workers' memory
+  Nanos bound = 0;             ///< total work / live workers
+  Nanos stage_bound = 0;       ///< max over stages of the stage's work / its live workers
 };
 
 int run_degradation(const DegradationOptions& o) {
@@ -76,6 +78,12 @@ int run_degradation(const DegradationOptions& o) {
       fits >= 0 ? fmt::format("give --max-failures {} or less", fits) : "a smaller layout");
   const planner::CostModel model = o.layout.model_for(layout);
   const planner::Costs& costs = model.compute;
+  // What ReCycle plans for: the given limit, or pp, lowered on each stage to what fits (the
+  // planner's own rule, planner/memory.hpp).
+  const std::vector<std::int32_t> limits =
+      planner::planning_limits(model, layout, o.memory_limit, layout.pp);
+  const std::int32_t least = *std::min_element(limits.begin(), limits.end());
+  const bool uneven = std::any_of(limits.begin(), limits.end(), [&](auto l) { return l != least; });
   const auto iteration = [&](planner::Schedule schedule) {
     sim::SimOptions options;
     options.staggered_optimizer = schedule.staggered_optimizer;
@@ -104,6 +112,13 @@ int run_degradation(const DegradationOptions& o) {
       options.staggered_optimizer = false;
       const planner::RecyclePlan barrier = planner::plan_recycle(options);
       const planner::RecyclePlan naive = planner::plan_naive_reroute(layout, options.failed);
+      // Fault-free 1F1B must fit, as `simulate` requires; a naive re-route that piles more
+      // micro-batches on a survivor than fit is a row without it.
+      if (k == 0) planner::check_memory(naive.schedule, model, o.layout.cost_source());
+      const bool naive_fits =
+          model.worker_memory <= 0 ||
+          std::ranges::all_of(planner::peak_memory(naive.schedule, model),
+                              [&](Bytes peak) { return peak <= model.worker_memory; });
       const auto live = static_cast<Nanos>(layout.workers()) - k;
       Nanos stage_bound = 0;
       for (std::int32_t s = 0; s < layout.pp; ++s) {
@@ -114,17 +129,19 @@ int run_degradation(const DegradationOptions& o) {
             std::max(stage_bound, (stage_work[static_cast<std::size_t>(s)] + alive - 1) / alive);
       }
       rows.push_back({kind, k, iteration(plan.schedule), iteration(barrier.schedule),
-                      iteration(naive.schedule), (work + live - 1) / live, stage_bound});
+                      naive_fits ? std::optional(iteration(naive.schedule)) : std::nullopt,
+                      (work + live - 1) / live, stage_bound});
     }
   }
-  const Nanos fault_free = rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
+  const Nanos fault_free = *rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
   o.layout.require_time(fault_free);
 
   std::string out;
   if (o.json) {
     nlohmann::ordered_json j;
     j["layout"] = {{"dp", layout.dp}, {"pp", layout.pp}, {"microbatches", layout.microbatches}};
-    j["memory_limit"] = o.memory_limit.value_or(layout.pp);
+    j["memory_limit"] = least;
+    j["memory_limits"] = limits;
     j["fault_free_1f1b_s"] = to_seconds(fault_free);
     j["rows"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
@@ -132,7 +149,8 @@ int run_degradation(const DegradationOptions& o) {
                            {"failures", r.failures},
                            {"recycle_s", to_seconds(r.recycle)},
                            {"recycle_barrier_s", to_seconds(r.recycle_barrier)},
-                           {"naive_s", to_seconds(r.naive)},
+                           {"naive_s", r.naive ? nlohmann::ordered_json(to_seconds(*r.naive))
+                                               : nlohmann::ordered_json(nullptr)},
                            {"bound_s", to_seconds(r.bound)},
                            {"stage_bound_s", to_seconds(r.stage_bound)},
                            {"recycle_vs_fault_free",
@@ -144,15 +162,19 @@ int run_degradation(const DegradationOptions& o) {
         "dp {} x pp {}, {} micro-batches; fault-free 1F1B iteration {:g} s; one-stage failures on "
         "stage {}; ReCycle memory limit {} micro-batches\n",
         layout.dp, layout.pp, layout.microbatches, to_seconds(fault_free), stage,
-        o.memory_limit.value_or(layout.pp));
+        uneven ? fmt::format("{} (stages 0..{}: what fits in memory)", fmt::join(limits, ", "),
+                             layout.pp - 1)
+               : std::to_string(least));
     out += fmt::format("{:<10} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "pattern",
                        "failures", "recycle (s)", "no stagger", "naive (s)", "bound (s)",
                        "stage bound", "recycle/1F1B");
     for (const Row& r : rows) {
+      const std::string naive =
+          r.naive ? fmt::format("{:.6g}", to_seconds(*r.naive)) : std::string("no fit");
       out +=
-          fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>12.6g} {:>14.3f}\n",
+          fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12} {:>12.6g} {:>12.6g} {:>14.3f}\n",
                       r.pattern, r.failures, to_seconds(r.recycle), to_seconds(r.recycle_barrier),
-                      to_seconds(r.naive), to_seconds(r.bound), to_seconds(r.stage_bound),
+                      naive, to_seconds(r.bound), to_seconds(r.stage_bound),
                       static_cast<double>(r.recycle) / static_cast<double>(fault_free));
     }
   }

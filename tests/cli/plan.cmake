@@ -124,6 +124,18 @@ cli_test("degradation json" 0 "\"fault_free_1f1b_s\": 45"
 cli_test("degradation stage out of range" 2 "--stage: expected a stage below --pp"
   degradation --pp 4 --dp 4 --microbatches 8 --stage 4)
 cli_test("degradation --help" 0 "Examples:.*recycle degradation" degradation --help)
+# Memory: fault-free 1F1B that does not fit is refused as `simulate` refuses it; where it fits,
+# the header says the limits ReCycle plans with (what fits, per stage), not the default pp. The
+# Llama 3 8B profile on 2 GPUs of 40 GB: floor((80e9 - 2 x params - optimizer state) / one
+# micro-batch's activations) = floor((80e9 - 9.08e9 - 27.24e9) / 9.13e9) = 4 on stage 0,
+# floor((80e9 - 6.98e9 - 20.94e9) / 9.13e9) = 5 on stages 1 and 2, and
+# floor((80e9 - 9.08e9 - 27.24e9) / 13.60e9) = 3 on stage 3 (its output layer's activations).
+cli_shell_test("degradation refuses a 1F1B that does not fit, as simulate does" 0
+  "^same: error: --profile: 1f1b does not fit worker"
+  "${P} profile synth --job ${DATA}/job_llama3_8b.json -o ${OUT}/deg_tight.json && sed -i 's/\"memory_bytes\": [0-9]*/\"memory_bytes\": 28000000000/' ${OUT}/deg_tight.json && a=$(${P} degradation --pp 4 --dp 2 --microbatches 8 --profile ${OUT}/deg_tight.json 2>&1); b=$(${P} simulate --schedule 1f1b --pp 4 --dp 2 --microbatches 8 --profile ${OUT}/deg_tight.json 2>&1); [ \"$a\" = \"$b\" ] && echo \"same: $a\"")
+cli_shell_test("degradation says the memory limits ReCycle plans with" 0
+  "ReCycle memory limit 4, 5, 5, 3 [(]stages 0[.][.]3: what fits in memory[)] micro-batches.*\"memory_limit\": 3,.*\"memory_limits\": [[]"
+  "${P} profile synth --job ${DATA}/job_llama3_8b.json -o ${OUT}/deg_40.json && sed -i 's/\"memory_bytes\": [0-9]*/\"memory_bytes\": 40000000000/' ${OUT}/deg_40.json && ${P} degradation --pp 4 --dp 3 --microbatches 8 --max-failures 1 --profile ${OUT}/deg_40.json && ${P} degradation --pp 4 --dp 3 --microbatches 8 --max-failures 1 --profile ${OUT}/deg_40.json --json")
 
 # recycle plan-table. PP 4 x DP 4 up to 2 failures, counted by hand: no failure 1; one failure 4
 # (its stage); two in one pipeline C(4,2) = 6; two in different pipelines, stages s <= s' 4 + 6 = 10.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "core/digest.hpp"
@@ -196,6 +197,7 @@ SweepAxis parse_sweep(const std::string& text) {
                      "expected KEY=V1,V2,... (or K1/K2=A1/A2,...), got '" + shown(text) + "'");
   }
   SweepAxis axis;
+  std::set<std::vector<std::string>> given;
   for (const std::string_view key : split(std::string_view(text).substr(0, eq), '/')) {
     const std::string k(trim(key));
     if (k.empty() || k.find_first_of(", \t\"") != std::string::npos) {
@@ -211,6 +213,11 @@ SweepAxis parse_sweep(const std::string& text) {
       throw InputError("--sweep", fmt::format("'{}' gives {} keys, so every value needs {} "
                                               "non-empty parts separated by '/'",
                                               shown(text), axis.keys.size(), axis.keys.size()));
+    }
+    // A value given twice would run the same points twice, as a policy listed twice would.
+    if (!given.insert(parts).second) {
+      throw InputError("--sweep", "'" + shown(std::string(trim(value))) + "' is given twice in '" +
+                                      shown(text) + "'");
     }
     axis.values.push_back(std::move(parts));
   }

@@ -111,6 +111,11 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
         throw InputError("--costs",
                          "expected seconds in [0, 1e6], got '" + std::string(parts[i]) + "'");
       values[i] = to_nanos(s);
+      if (s > 0 && values[i] == 0) {
+        throw InputError("--costs", "'" + std::string(parts[i]) +
+                                        "' seconds rounds to 0 ns: simulated time counts whole "
+                                        "nanoseconds; give 0 or at least 1e-9");
+      }
     }
     cost = {values[0], values[1], values[2]};
   }

@@ -150,6 +150,9 @@ cli_test("study --threads -1" 2 "^error: --threads: expected a whole number from
 cli_test("study sweeps a key twice" 2
   "^error: --sweep: 'checkpoint[.]interval_s' is swept twice. give its values once ## $"
   study --job ${HJ} --trace ${HT} --sweep checkpoint.interval_s=600 --sweep checkpoint.interval_s=1200)
+cli_test("study sweeps a value twice" 2
+  "^error: --sweep: '600' is given twice in 'checkpoint[.]interval_s=600,1200,600' ## $"
+  study --job ${HJ} --trace ${HT} --sweep checkpoint.interval_s=600,1200,600)
 cli_test("study moves a key with itself" 2
   "^error: --sweep: 'parallel[.]pp' is swept twice. give its values once ## $"
   study --job ${HJ} --trace ${HT} --sweep parallel.pp/parallel.pp=4/8)
@@ -193,3 +196,7 @@ cli_test("--microbatches 2.0" 2 "^error: --microbatches: expected a whole number
   plan --schedule 1f1b --pp 2 --microbatches 2.0)
 cli_test("--iterations past int64" 2 "^error: --iterations: expected a whole number from 1 to [0-9]+, got '99999999999999999999' ## $"
   simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --iterations 99999999999999999999)
+# A cost too small for the simulator's nanoseconds is said so, not taken for "no time".
+cli_test("--costs below a nanosecond" 2
+  "^error: --costs: '1e-10' seconds rounds to 0 ns: simulated time counts whole nanoseconds; give 0 or at least 1e-9 ## $"
+  plan --schedule 1f1b --pp 2 --microbatches 4 --costs 1e-10,1,1)

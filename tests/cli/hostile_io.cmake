@@ -198,5 +198,5 @@ cli_test("--iterations past int64" 2 "^error: --iterations: expected a whole num
   simulate --schedule 1f1b --pp 2 --microbatches 4 --costs 1,1,1 --iterations 99999999999999999999)
 # A cost too small for the simulator's nanoseconds is said so, not taken for "no time".
 cli_test("--costs below a nanosecond" 2
-  "^error: --costs: '1e-10' seconds rounds to 0 ns: simulated time counts whole nanoseconds; give 0 or at least 1e-9 ## $"
+  "^error: --costs: '1e-10' seconds rounds to 0 ns: simulated time counts whole nanoseconds. give 0 or at least 1e-9 ## $"
   plan --schedule 1f1b --pp 2 --microbatches 4 --costs 1e-10,1,1)

@@ -298,6 +298,13 @@ Schedule schedule_from_json(const JsonView& view) {
 
   Schedule schedule;
   schedule.generator = view.at("generator").as_string();
+  // The name is printed in reports, SVG and text timelines: one line, no control characters.
+  if (std::any_of(schedule.generator.begin(), schedule.generator.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; })) {
+    view.at("generator")
+        .fail("expected a name without control characters (a newline, a tab), got \"" +
+              shown(schedule.generator) + "\"");
+  }
   schedule.layout = read_layout(view.at("layout"));
   const Layout& layout = schedule.layout;
   if (const auto optimizer = view.find("optimizer")) {

@@ -181,7 +181,7 @@ bool Checker::check_layout() {
   const auto range = [&](const char* name, std::int32_t value, std::int32_t max) {
     if (value >= 1 && value <= max) return;
     on(Rule::kLayout, std::nullopt,
-       std::string("layout: ") + name + " " + num(value) + " is out of range, expected 1 to " +
+       std::string("the layout's ") + name + " " + num(value) + " is out of range, expected 1 to " +
            num(max));
   };
   range("dp", layout_.dp, kMaxDp);
@@ -191,7 +191,7 @@ bool Checker::check_layout() {
   if (reported(Rule::kLayout)) return false;
   if (const std::int64_t n = chunks(layout_); n > kMaxChunks) {
     on(Rule::kLayout, std::nullopt,
-       "layout: dp x pp x interleave x microbatches = " + num(n) +
+       "the layout's dp x pp x interleave x microbatches = " + num(n) +
            " (pipeline, virtual stage, micro-batch) chunks, more than one schedule may hold (" +
            num(kMaxChunks) + ")");
     return false;

@@ -226,3 +226,7 @@ cli_shell_test("zb-v is torch 2.15's ScheduleZBVZeroBubble order" 0 "^same ## $"
   "${P} plan --schedule zb-v --pp 4 --microbatches 8 --format csv | ${ORDER} > ${OUT}/zbv_ours.txt && cat ${TORCH}/2.15/ScheduleZBVZeroBubble.compute_only.csv | ${ORDER} > ${OUT}/zbv_torch.txt && diff ${OUT}/zbv_ours.txt ${OUT}/zbv_torch.txt && echo same")
 cli_shell_test("dualpipe-v is torch 2.15's ScheduleDualPipeV order" 0 "^same ## $"
   "${P} plan --schedule dualpipe-v --pp 4 --microbatches 8 --format csv | ${ORDER} > ${OUT}/dpv_ours.txt && cat ${TORCH}/2.15/ScheduleDualPipeV.compute_only.csv | ${ORDER} > ${OUT}/dpv_torch.txt && diff ${OUT}/dpv_ours.txt ${OUT}/dpv_torch.txt && echo same")
+# The check names the rule once: "layout: the layout's ...", not "layout: layout: ...".
+cli_test("plan --check: a layout past the chunk limit" 1
+  "schedule_too_many_chunks[.]json: layout: the layout's dp x pp x interleave x microbatches = 4398046511104 "
+  plan --check ${CMAKE_CURRENT_SOURCE_DIR}/../hostile/files/schedule_too_many_chunks.json)

@@ -48,6 +48,31 @@ void apply_common_rules(CLI::App& app) {
   }
 }
 
+/// An error about a layout flag that the command line did not give, while the layout came from a
+/// job file (--job): named after the job's field it came from, not a flag the user never typed
+/// (or one the subcommand lacks). Any other error is left as it is.
+InputError from_job(const CLI::App& app, const InputError& e) {
+  const CLI::Option* job = app.get_option_no_throw("--job");
+  if (job == nullptr || job->count() == 0) return e;
+  static const std::vector<std::pair<std::string, std::string>> kFields = {
+      {"--pp", "parallel.pp"},
+      {"--dp", "parallel.dp"},
+      {"--interleave", "parallel.interleave"},
+      {"--microbatches", "parallel.global_batch"},  // micro-batches = global / (dp x size)
+      {"--dp x --pp x --interleave x --microbatches", "parallel"},
+      {"--schedule", "schedule"},
+      {"--profile", ""},  // the profile is synthesized from the job
+  };
+  for (const auto& [flag, field] : kFields) {
+    if (e.where() != flag) continue;
+    if (const CLI::Option* given = app.get_option_no_throw(flag); given && given->count() > 0)
+      return e;
+    const std::string file = job->as<std::string>();
+    return InputError(field.empty() ? file : file + ": " + field, e.problem());
+  }
+  return e;
+}
+
 }  // namespace
 }  // namespace recycle::tools
 
@@ -103,9 +128,11 @@ int main(int argc, char** argv) {
   recycle::setup_logging(quiet     ? recycle::Verbosity::kQuiet
                          : verbose ? recycle::Verbosity::kVerbose
                                    : recycle::Verbosity::kNormal);
+  const Command* running = nullptr;
   try {
     for (const Command& command : commands) {
       if (!command.app->parsed()) continue;
+      running = &command;
       // Outputs go in place only when the command ends without an error (exit 0 or 1).
       recycle::OutputTransaction outputs(recycle::OutputTransaction::Stdout::kHold);
       check_outputs();
@@ -114,7 +141,7 @@ int main(int argc, char** argv) {
       return status;
     }
   } catch (const recycle::InputError& e) {
-    return print_error(e.what());
+    return print_error(running != nullptr ? from_job(*running->app, e).what() : e.what());
   } catch (const std::bad_alloc&) {
     return print_error("out of memory (the configuration is too large for this machine)");
   } catch (const std::exception& e) {

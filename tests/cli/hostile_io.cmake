@@ -200,3 +200,11 @@ cli_test("--iterations past int64" 2 "^error: --iterations: expected a whole num
 cli_test("--costs below a nanosecond" 2
   "^error: --costs: '1e-10' seconds rounds to 0 ns: simulated time counts whole nanoseconds. give 0 or at least 1e-9 ## $"
   plan --schedule 1f1b --pp 2 --microbatches 4 --costs 1e-10,1,1)
+# With --job the layout comes from the job file: an error about it names the job's field, not a
+# flag the command line did not give (or that the subcommand lacks).
+cli_shell_test("a layout error from --job names the job's field" 2
+  "^error: .*hio_jd[.]json: parallel[.]global_batch: dualpipe-v needs at least 2 x --pp [(]8[)] micro-batches, got 1 ## $"
+  "sed -e 's/\"global_batch\": 32/\"global_batch\": 2/' -e 's/\"schedule\": *\"[a-z0-9-]*\"/\"schedule\": \"dualpipe-v\"/' ${DATA}/job_llama3_8b.json > ${OUT}/hio_jd.json && ${P} simulate --job ${OUT}/hio_jd.json 2>&1")
+cli_shell_test("replay names the job's field, not a flag it lacks" 2
+  "^error: .*hio_rz[.]json: parallel[.]interleave: zb-v runs two chunks per worker"
+  "sed '0,/{/s//{\"schedule\": \"zb-v\", /' ${DATA}/replay_job.json > ${OUT}/hio_rz.json && ${P} replay --job ${OUT}/hio_rz.json --trace ${DATA}/replay_trace.csv 2>&1")

@@ -93,9 +93,10 @@ int run_replay(const ReplayArgs& a) {
   options.policies = chosen;
   options.table = table ? &*table : nullptr;
   if (!a.days.empty()) {
+    // The bound exactly (shortest round trip): a rounded one could read above the value refused.
     const double trace_days = traces::to_days(trace.duration());
     const double days = traces::read_days(a.days, "--days", trace_days,
-                                          fmt::format("the trace's {:.6g} days", trace_days));
+                                          fmt::format("the trace's {} days", trace_days));
     options.duration = traces::seconds_to_trace_time(days * traces::kSecondsPerDay);
   }
   ProgressBar bar(!a.quiet);

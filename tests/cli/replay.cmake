@@ -40,7 +40,8 @@ cli_test("replay: spares and nodes that disagree" 2
   replay --job ${DATA}/replay_spares.json --trace ${RTRACE})
 cli_test("replay: --days shorter than a millisecond" 2 "^error: --days: 1e-15 days is shorter than a millisecond, the finest step a trace is generated or cut at ## $"
   replay --job ${RJOB} --trace ${RTRACE} --days 1e-15)
-cli_test("replay: --days past the trace" 2 "error: --days: must be > 0 and at most the trace's 0.115741 days"
+# The bound in full: the trace ends at 10,000 s, 10000 / 86400 = 0.11574074074074074 days.
+cli_test("replay: --days past the trace" 2 "error: --days: must be > 0 and at most the trace's 0[.]11574074074074074 days, got 3 ## $"
   replay --job ${RJOB} --trace ${RTRACE} --days 3)
 cli_test("replay: bad step table names the line" 2 "error: .*replay_bad_steps.csv:4: "
   replay --job ${RJOB} --trace ${RTRACE} --step-table ${DATA}/replay_bad_steps.csv)

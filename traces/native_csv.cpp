@@ -157,6 +157,10 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
     const Nanos time = read_seconds(row.fields[0], where, "time_s");
     const std::string_view node_cell = cell(row, 1);
     if (trim(node_cell).empty()) throw InputError(where, "empty node");
+    // A name or cause that could not be written back (a tab inside a quoted cell) is refused here,
+    // where the file and line can be named, not when the trace is written.
+    if (!numbered) require_writable(node_cell, where, "node name", false);
+    require_writable(cell(row, 3), where, "cause", true);
     const NodeId node =
         numbered ? static_cast<NodeId>(parse_int(node_cell, where)) : builder.named_node(node_cell);
     const EventKind kind = parse_event(row.fields[2], where);

@@ -31,7 +31,8 @@ cli_test("simulate --job --network direct" 0 "TP 2, direct network. barrier opti
 set(NO_TIME "^error: --costs: every action takes no time, so an iteration takes none and throughput is undefined ## $")
 cli_test("plan zero costs" 2 "${NO_TIME}" NO_FILE ${OUT}/hio_zero.txt
   plan --schedule 1f1b --pp 2 --microbatches 4 --costs 0,0,0 -o ${OUT}/hio_zero.txt)
-cli_test("plan sub-nanosecond costs" 2 "${NO_TIME}"
+cli_test("plan sub-nanosecond costs" 2
+  "^error: --costs: '1e-10' seconds rounds to 0 ns: simulated time counts whole nanoseconds. give 0 or at least 1e-9 ## $"
   plan --schedule 1f1b --pp 2 --microbatches 4 --costs 1e-10,1e-10,1e-10)
 cli_shell_test("plan and simulate refuse zero costs alike" 0
   "^same: error: --costs: every action takes no time"

@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/units.hpp"
@@ -33,6 +35,33 @@ struct SteadyState {
 };
 
 inline constexpr std::int32_t kMaxSteadyStateIterations = 64;
+
+/// The one test of a steady state, fed one iteration at a time: each iteration's node ends in
+/// turn (as ExecutionGraph::sweep leaves them), it says once the carried nodes repeat, shifted by
+/// the same amount from one iteration (or from `cycle` iterations) back. steady_state() and the
+/// simulator (sim/simulator.cpp) both walk the graph through it, so `recycle plan` and `recycle
+/// simulate` print one period.
+class PeriodFinder {
+ public:
+  explicit PeriodFinder(const ExecutionGraph& graph);
+
+  /// Takes the next iteration's node ends (indexed by node); true once the period is known, and
+  /// from then on (later iterations change nothing).
+  bool add(std::span<const Nanos> end);
+  [[nodiscard]] bool settled() const noexcept { return out_.settled; }
+  /// The steady state: once settled, the period (the mean over a cycle); before, the last
+  /// iteration's length (after one iteration: the makespan, which bounds the period from above)
+  /// with `settled` false.
+  [[nodiscard]] SteadyState state() const noexcept { return out_; }
+
+ private:
+  static constexpr std::size_t kCycles = 4;  ///< longest cycle looked for
+  const std::vector<std::int32_t>& carried_;
+  std::vector<std::int32_t> last_;
+  std::deque<std::vector<Nanos>> states_;  ///< carried nodes' ends, newest first
+  Nanos last_end_ = 0;
+  SteadyState out_;
+};
 
 /// What a walk leaves behind for searches: node times of the first and of the last iteration.
 struct SteadyStateTrace {

@@ -115,9 +115,8 @@ Metrics compute_metrics(const SimRun& run, std::int64_t microbatch_size) {
   Metrics m;
   m.iterations = t.iterations;
   m.iteration_ends = t.iteration_ends;
-  const std::size_t k = t.iteration_ends.size();
-  m.iteration_time =
-      k >= 2 ? t.iteration_ends[k - 1] - t.iteration_ends[k - 2] : t.iteration_ends[0];
+  m.steady = t.steady;
+  m.iteration_time = t.steady.period;
   for (const planner::WorkerSchedule& ws : run.schedule.workers) {
     m.microbatches_per_iteration += std::count_if(
         ws.actions.begin(), ws.actions.end(),

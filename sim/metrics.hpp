@@ -34,7 +34,11 @@ struct CriticalStep {
 struct Metrics {
   std::int32_t iterations = 0;
   std::vector<Nanos> iteration_ends;
-  Nanos iteration_time = 0;                     ///< steady state: the last iteration's period
+  /// The steady-state period (planner::PeriodFinder, what `recycle plan` predicts): the mean
+  /// over a cycle when iterations alternate; the last iteration's length if none repeats within
+  /// planner::kMaxSteadyStateIterations.
+  Nanos iteration_time = 0;
+  planner::SteadyState steady;                  ///< how the period was found
   std::int64_t microbatches_per_iteration = 0;  ///< every pipeline's, re-routed ones included
   std::int64_t microbatch_size = 1;             ///< samples per micro-batch
   std::int64_t samples_per_iteration = 0;

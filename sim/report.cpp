@@ -63,6 +63,19 @@ std::string critical_path_text(const Metrics& m, std::size_t max_steps) {
   return out;
 }
 
+std::string steady_state_text(const planner::SteadyState& steady) {
+  if (!steady.settled) {
+    return fmt::format("no repetition within {} iterations: the last one's length",
+                       steady.iterations);
+  }
+  if (steady.cycle > 1) {
+    return fmt::format("steady state: mean of a cycle of {} iterations, found after {}",
+                       steady.cycle, steady.iterations);
+  }
+  return fmt::format("steady state, found after {} iteration{}", steady.iterations,
+                     steady.iterations == 1 ? "" : "s");
+}
+
 }  // namespace
 
 std::string format_duration(Nanos ns) {
@@ -128,6 +141,10 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m,
                       {"iterations", m.iterations},
                       {"iteration_ends_s", ends},
                       {"iteration_time_s", to_seconds(m.iteration_time)},
+                      {"steady_state",
+                       {{"settled", m.steady.settled},
+                        {"cycle", m.steady.cycle},
+                        {"iterations_walked", m.steady.iterations}}},
                       {"microbatches_per_iteration", m.microbatches_per_iteration},
                       {"microbatch_size", m.microbatch_size},
                       {"samples_per_iteration", m.samples_per_iteration},
@@ -151,10 +168,7 @@ std::string report_table(const SimRun& run, const Metrics& m, const profiles::Sy
   line("schedule", fmt::format("{}: {}", run.schedule.generator, describe_layout(run.schedule)));
   line("model", fmt::format("{}; {} optimizer", describe_network(run),
                             run.options.staggered_optimizer ? "staggered" : "barrier"));
-  const std::string measured =
-      m.iterations >= 2
-          ? fmt::format("end of iteration {} - end of iteration {}", m.iterations, m.iterations - 1)
-          : std::string("one iteration, from time 0");
+  const std::string measured = steady_state_text(m.steady);
   line("iterations", fmt::format("{} simulated, {} events", m.iterations, run.timeline.events));
   line("iteration time", fmt::format("{}  ({})", format_duration(m.iteration_time), measured));
   line("throughput", fmt::format("{:.6g} samples/s  ({} micro-batches of {} per iteration)",

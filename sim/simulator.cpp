@@ -123,6 +123,7 @@ class Recorder {
     std::vector<Cause> causes(Map::kFolds ? n : 0);
     std::vector<Nanos> done_of(Map::kFolds ? n : 0);
     const std::vector<std::int32_t> last = graph_.last_nodes();
+    planner::PeriodFinder period(graph_);
     for (std::int32_t it = 0; it < iterations_; ++it) {
       graph_.sweep(it == 0 ? std::span<const Nanos>{} : std::span<const Nanos>(previous), start,
                    end, cause);
@@ -171,11 +172,21 @@ class Recorder {
       Nanos& iteration_end = t.iteration_ends[static_cast<std::size_t>(it)];
       for (const std::int32_t node : last)
         iteration_end = std::max(iteration_end, end[static_cast<std::size_t>(node)]);
+      period.add(end);
       if (it + 1 < iterations_) {
         std::swap(previous, end);
         end.resize(n);
       }
     }
+    // The period, when the recorded iterations have not repeated yet: more of the same walk.
+    for (std::int32_t it = iterations_;
+         !period.settled() && it < planner::kMaxSteadyStateIterations; ++it) {
+      previous.swap(end);
+      end.resize(n);
+      graph_.sweep(previous, start, end);
+      period.add(end);
+    }
+    t.steady = period.state();
     t.events = (static_cast<std::uint64_t>(n) + map_.folded_nodes()) *
                static_cast<std::uint64_t>(iterations_);
     return t;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "planner/period.hpp"
 
 namespace recycle::sim {
 
@@ -65,7 +66,11 @@ struct Timeline {
   std::vector<TransferRecord> transfers;      ///< in the order they were posted
   std::vector<CollectiveRecord> collectives;  ///< in the order they started
   std::vector<Nanos> iteration_ends;          ///< per iteration: the latest end of its last actions
-  std::uint64_t events = 0;                   ///< events the engine processed
+  /// The steady state of the walk (planner::PeriodFinder, the period `recycle plan` predicts):
+  /// read over the recorded iterations and, when they have not repeated yet, over more iterations
+  /// walked without records, up to planner::kMaxSteadyStateIterations.
+  planner::SteadyState steady;
+  std::uint64_t events = 0;  ///< events the engine processed
 
   [[nodiscard]] std::size_t workers() const noexcept {
     return first_record.empty() ? 0 : first_record.size() - 1;

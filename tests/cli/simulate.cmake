@@ -121,3 +121,9 @@ cli_test("plan a stage that cannot hold one micro-batch" 2
   plan --schedule recycle --pp 2 --microbatches 4 --profile ${SIM_DATA}/no_room.json)
 cli_test("simulate 1f1b on a stage that cannot hold one micro-batch" 2 "--profile: stage 1 does not fit a worker"
   simulate --schedule 1f1b --pp 2 --microbatches 4 --profile ${SIM_DATA}/no_room.json)
+# plan and simulate print one steady-state iteration time, also for a plan whose iterations
+# alternate (this staggered ReCycle plan repeats every two iterations): the cycle's mean, whatever
+# --iterations says.
+set(ALTERNATING "--schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 0:1,2:2 --network direct --profile ${SIM_DATA}/four_stages.json")
+cli_shell_test("plan and simulate agree on an alternating plan" 0 "^same ([0-9.]+) \\1 \\1 ## $"
+  "p=$(${P} plan ${ALTERNATING} --format json | sed -n 's/.*\"period_s\": \\([0-9.]*\\),/\\1/p'); for k in 4 5; do s=$(${P} simulate ${ALTERNATING} --iterations $k --json | sed -n 's/.*\"iteration_time_s\": \\([0-9.]*\\),/\\1/p'); p=\"$p $s\"; done; echo same $p")

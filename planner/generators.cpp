@@ -279,6 +279,12 @@ Layout layout_for(std::string_view name, Layout layout) {
   return layout;
 }
 
+std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
+                                   std::int32_t microbatches) {
+  if (name != "interleaved") return microbatches;
+  return (microbatches + layout.pp - 1) / layout.pp * layout.pp;
+}
+
 const std::vector<std::string>& fault_free_generator_names() {
   static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1",
                                                  "zb-h2", "zb-v", "dualpipe-v"};
@@ -319,7 +325,7 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
         throw InputError("--interleave",
                          "the interleaved schedule needs at least 2 chunks per worker");
       }
-      if (layout.microbatches % layout.pp != 0) {
+      if (runnable_microbatches(name, layout, layout.microbatches) != layout.microbatches) {
         throw InputError("--microbatches", "the interleaved schedule needs a multiple of --pp (" +
                                                std::to_string(layout.pp) + "), got " +
                                                std::to_string(layout.microbatches));

@@ -46,6 +46,12 @@ struct GeneratorOptions {
 /// generate_fault_free says what is wrong with it.
 [[nodiscard]] Layout layout_for(std::string_view name, Layout layout);
 
+/// The fewest micro-batches per pipeline, `microbatches` or more, that generator `name` runs on
+/// `layout`'s stages: the interleaved schedule (Megatron-LM's) takes them in groups of pp, so a
+/// count between groups rounds up to the next whole group; the others take any count.
+[[nodiscard]] std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
+                                                 std::int32_t microbatches);
+
 /// The names accepted by generate_fault_free, in the order `--help` lists them.
 [[nodiscard]] const std::vector<std::string>& fault_free_generator_names();
 

@@ -1,5 +1,6 @@
 #include "planner/job_model.hpp"
 
+#include <string>
 #include <vector>
 
 #include "core/error.hpp"
@@ -21,33 +22,59 @@ std::int32_t in_range(std::int64_t value, std::int64_t max, const std::string& f
 
 }  // namespace
 
-profiles::Synthesis synthesize_job(const profiles::Job& job) {
-  profiles::ParallelConfig p = job.parallel;
-  Layout chunks;
-  chunks.pp = p.pp;
-  chunks.interleave = p.interleave;
-  chunks = layout_for(job.schedule, chunks);
-  if (chunks.placement == Placement::kLoop)
-    return profiles::synthesize(job.model, job.gpu, p, job.source);
-  p.interleave = chunks.interleave;
-  std::vector<std::int32_t> stage_of;
-  for (std::int32_t v = 0; v < chunks.virtual_stages(); ++v) stage_of.push_back(chunks.stage_of(v));
-  return profiles::synthesize(job.model, job.gpu, p, job.source, stage_of);
+Layout job_layout(const profiles::Job& job) {
+  const profiles::ParallelConfig& p = job.parallel;
+  const std::string at = job.source + ": parallel.";
+  Layout given;
+  given.dp = in_range(p.dp, kMaxDp, at + "dp", "pipelines");
+  given.pp = in_range(p.pp, kMaxPp, at + "pp", "stages");
+  given.interleave = in_range(p.interleave, kMaxInterleave, at + "interleave", "chunks");
+  given.microbatches = in_range(p.microbatches(), kMaxMicrobatches, at + "global_batch",
+                                "micro-batches per pipeline");
+  return given;
 }
 
-JobModel job_model(const profiles::Job& job) {
-  const profiles::ParallelConfig& p = job.parallel;
+namespace {
+
+/// The one synthesis: the job's model and hardware, its chunks where `layout` places them.
+JobModel model_on(profiles::Job job, const Layout& layout) {
   JobModel out;
-  out.synthesis = synthesize_job(job);
-  const std::string at = job.source + ": parallel.";
-  out.layout.dp = in_range(p.dp, kMaxDp, at + "dp", "pipelines");
-  out.layout.pp = in_range(p.pp, kMaxPp, at + "pp", "stages");
-  out.layout.interleave = in_range(p.interleave, kMaxInterleave, at + "interleave", "chunks");
-  out.layout.microbatches = in_range(p.microbatches(), kMaxMicrobatches, at + "global_batch",
-                                     "micro-batches per pipeline");
+  out.layout = layout;
   require_chunks(out.layout, job.source + ": parallel");
+  profiles::ParallelConfig placed = job.parallel;
+  placed.interleave = layout.interleave;
+  if (layout.placement == Placement::kLoop) {
+    out.synthesis = profiles::synthesize(job.model, job.gpu, placed, job.source);
+  } else {
+    std::vector<std::int32_t> stage_of;
+    for (std::int32_t v = 0; v < layout.virtual_stages(); ++v)
+      stage_of.push_back(layout.stage_of(v));
+    out.synthesis = profiles::synthesize(job.model, job.gpu, placed, job.source, stage_of);
+  }
   out.model = CostModel::from_profile(out.synthesis.profile, out.layout, job.source);
+  out.job = std::move(job);
   return out;
+}
+
+}  // namespace
+
+JobModel job_model(profiles::Job job, std::string_view schedule) {
+  if (!schedule.empty()) job.schedule = std::string(schedule);
+  const Layout layout = layout_for(job.schedule, job_layout(job));
+  return model_on(std::move(job), layout);
+}
+
+JobModel job_model(profiles::Job job, const Layout& placed, const std::string& source) {
+  const Layout given = job_layout(job);
+  if (placed.dp != given.dp || placed.pp != given.pp || placed.microbatches != given.microbatches) {
+    throw InputError(
+        source, "its layout (dp " + std::to_string(placed.dp) + " x pp " +
+                    std::to_string(placed.pp) + ", " + std::to_string(placed.microbatches) +
+                    " micro-batches) is not the job's (dp " + std::to_string(given.dp) + " x pp " +
+                    std::to_string(given.pp) + ", " + std::to_string(given.microbatches) +
+                    " micro-batches, from " + job.source + ")");
+  }
+  return model_on(std::move(job), placed);
 }
 
 }  // namespace recycle::planner

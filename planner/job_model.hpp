@@ -1,7 +1,12 @@
-// A job file (profiles/job.hpp) as the planners and the simulator see it: its synthesized
-// profile, the layout (micro-batches per pipeline = global_batch / (dp x microbatch_size)) and
-// the cost model built from them.
+// A job file (profiles/job.hpp) as the planners, the simulator and the replay see it: the layout
+// its schedule runs on, the profile synthesized for that layout's placement, and the cost model
+// built from them. `job_model` is the one place a job becomes a model; every command that takes
+// --job (plan, simulate, degradation, plan-table, profile synth|show, replay, study) calls it, so
+// a job gives the same numbers whichever command times it and whether its schedule comes from the
+// file or from the command line.
 #pragma once
+
+#include <string_view>
 
 #include "planner/cost_model.hpp"
 #include "planner/schedule.hpp"
@@ -10,19 +15,31 @@
 namespace recycle::planner {
 
 struct JobModel {
+  profiles::Job job;  ///< as read, `schedule` the one the model is for
+  /// The profile, its chunks on the stages the layout places them (a V-shaped schedule runs
+  /// its last chunk, with the output layer, on stage 0 beside the embedding).
   profiles::Synthesis synthesis;
+  /// The job's parallel block as its schedule runs it (generators.hpp layout_for: zb-v and
+  /// dualpipe-v place two chunks a worker in a V); micro-batches per pipeline = global_batch /
+  /// (dp x microbatch_size).
   Layout layout;
   CostModel model;
 };
 
-/// The job's profile, its chunks placed as its schedule places them (generators.hpp layout_for: a
-/// V-shaped schedule runs two chunks a worker, the last on stage 0); InputError as
-/// profiles::synthesize.
-[[nodiscard]] profiles::Synthesis synthesize_job(const profiles::Job& job);
+/// The job's model for `schedule`, which replaces the job's own (a command line's --schedule);
+/// empty: the job's own. InputError naming the job file and the field when the job cannot be
+/// synthesized or its layout is outside the planners' ranges (schedule.hpp: kMaxDp, kMaxPp,
+/// kMaxMicrobatches, kMaxInterleave).
+[[nodiscard]] JobModel job_model(profiles::Job job, std::string_view schedule = {});
 
-/// InputError naming the job file and the field when the job cannot be synthesized or its layout
-/// is outside the planners' ranges (schedule.hpp: kMaxDp, kMaxPp, kMaxMicrobatches,
-/// kMaxInterleave).
-[[nodiscard]] JobModel job_model(const profiles::Job& job);
+/// The job's parallel block as a layout, before its schedule places it; InputError as job_model
+/// for values outside the planners' ranges.
+[[nodiscard]] Layout job_layout(const profiles::Job& job);
+
+/// The job's model on a layout given whole, from `source` (a schedule file): its interleave and
+/// placement say where the chunks go; InputError naming `source` when its pipelines, stages or
+/// micro-batches are not the job's.
+[[nodiscard]] JobModel job_model(profiles::Job job, const Layout& placed,
+                                 const std::string& source);
 
 }  // namespace recycle::planner

@@ -114,8 +114,9 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
 
 }  // namespace
 
-ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
-                    const traces::Trace& trace, const ReplayOptions& options) {
+ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
+                    const ReplayOptions& options) {
+  const profiles::Job& job = model.job;
   const profiles::Resilience& r = job.resilience;
   if (trace.node_count() > r.cluster.nodes) {
     throw InputError("--trace", "the trace watched " + std::to_string(trace.node_count()) +
@@ -143,7 +144,7 @@ ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
                     "than 2^24 checkpoints; a replay writes at most that many",
                     r.checkpoint.interval_s, r.checkpoint.write_s, to_seconds(end) / 86'400));
   }
-  ReplayRates rates(job, model, options.table);
+  ReplayRates rates(model, options.table);
   ReplayResult result;
   result.duration = end;
   result.samples_per_iteration = static_cast<double>(job.parallel.global_batch);
@@ -152,10 +153,14 @@ ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
   result.gpus = r.cluster.nodes * r.cluster.gpus_per_node;
   const auto count = static_cast<double>(options.policies.size());
   for (std::size_t i = 0; i < options.policies.size(); ++i) {
-    if (options.policies[i] == PolicyKind::kBamboo && !rates.bamboo_fault_free()) {
+    const PolicyKind kind = options.policies[i];
+    std::string why;
+    if (kind == PolicyKind::kBamboo && !rates.bamboo_fault_free()) why = rates.bamboo_unfit();
+    if (kind == PolicyKind::kRecycle) why = rates.recycle_unfit();
+    if (!why.empty()) {
       PolicyResult unfit;
-      unfit.policy = PolicyKind::kBamboo;
-      unfit.unfit = rates.bamboo_unfit();
+      unfit.policy = kind;
+      unfit.unfit = std::move(why);
       unfit.gpu_hours =
           static_cast<double>(result.gpus) * to_seconds(end) / traces::kSecondsPerHour;
       result.policies.push_back(std::move(unfit));

@@ -58,7 +58,7 @@ struct ReplayOptions {
 
 /// Replays `trace` (numbered nodes, at most the cluster's; InputError naming `--trace`
 /// otherwise). InputError naming the job file for configurations a policy cannot time.
-[[nodiscard]] ReplayResult replay(const profiles::Job& job, const planner::JobModel& model,
-                                  const traces::Trace& trace, const ReplayOptions& options);
+[[nodiscard]] ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
+                                  const ReplayOptions& options);
 
 }  // namespace recycle::sim

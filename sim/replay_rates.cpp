@@ -40,19 +40,24 @@ planner::Schedule job_schedule(const std::string& name, const Layout& layout,
 
 }  // namespace
 
-ReplayRates::ReplayRates(const profiles::Job& job, const planner::JobModel& model,
-                         const StepTable* table)
-    : job_(job), model_(model), table_(table) {}
+ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
+    : model_(model), table_(table) {}
 
 std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32_t stages,
                                                std::int32_t microbatches, std::int32_t ring) const {
   const Layout& job = model_.layout;
   const bool whole_nodes = base.cluster.pipelines_interchangeable();
   CostModel model = base;
-  Layout layout{whole_nodes ? 1 : ring, stages, microbatches,
-                stages == job.pp ? job.interleave : 1};
+  // The job's own schedule, its chunks placed as the job places them, on pipelines of any depth
+  // (Oobleck's templates, Bamboo's take-overs): `base` is a model of that placement.
+  Layout layout = job;
+  layout.dp = whole_nodes ? 1 : ring;
+  layout.pp = stages;
+  const std::string& name = job_.schedule;
+  // A count the schedule does not take (interleaved: a partial group) is charged as the next one
+  // it does.
+  layout.microbatches = planner::runnable_microbatches(name, layout, microbatches);
   if (whole_nodes) model.cluster.set_absent_ring_peers(ring - 1);
-  const std::string name = layout.interleave == job.interleave ? job_.schedule : "1f1b";
   const planner::Schedule schedule = job_schedule(name, layout, model);
   planner::check_memory(schedule, model, job_.source);
   const auto state = planner::steady_state(schedule, model);
@@ -112,15 +117,23 @@ std::optional<Nanos> ReplayRates::table_nodes(std::int64_t live_nodes) {
   return period;
 }
 
+std::string ReplayRates::chunks_text() const {
+  const Layout& l = model_.layout;
+  return job_.source + ": " + job_.schedule + " runs " + std::to_string(l.interleave) +
+         " chunks a worker" + (l.placement == planner::Placement::kV ? " placed in a V" : "");
+}
+
+std::string ReplayRates::recycle_unfit() const {
+  if (model_.layout.interleave == 1) return {};
+  return chunks_text() + "; the ReCycle planner re-routes one chunk a worker";
+}
+
 std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
                                           std::int64_t live_nodes) {
   if (failed.empty()) return fault_free();
   const Layout& layout = model_.layout;
   if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
-  if (layout.interleave != 1) {
-    throw InputError(job_.source + ": parallel.interleave",
-                     "the recycle policy needs interleave 1 (ReCycle re-routes whole stages)");
-  }
+  RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
   const bool relabel = model_.model.cluster.pipelines_interchangeable();
   const std::string key =
       (relabel ? planner::canonicalize(failed, layout) : planner::keep_labels(failed, layout)).key;
@@ -168,13 +181,13 @@ std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int3
   if (found == templates_.end()) {
     std::optional<CostModel> model;
     try {
-      profiles::ParallelConfig p = job_.parallel;
-      p.pp = stages;
-      p.dp = 1;
-      p.interleave = 1;
-      p.global_batch = p.microbatch_size;
-      const profiles::Synthesis s = profiles::synthesize(job_.model, job_.gpu, p, job_.source);
-      model = CostModel::from_profile(s.profile, Layout{1, stages, 1, 1}, job_.source);
+      // The job re-split over `stages` stages, one pipeline, chunks placed as its schedule
+      // places them: the one job model (planner/job_model.hpp).
+      profiles::Job shorter = job_;
+      shorter.parallel.pp = stages;
+      shorter.parallel.dp = 1;
+      shorter.parallel.global_batch = shorter.parallel.microbatch_size;
+      model = planner::job_model(std::move(shorter)).model;
     } catch (const InputError&) {
       // A template the model cannot be split into (more stages than layers, ...).
     }
@@ -314,8 +327,8 @@ std::optional<Nanos> ReplayRates::bamboo_fault_free() {
   if (bamboo_fault_free_ || !bamboo_unfit_.empty()) return bamboo_fault_free_;
   const Layout& l = model_.layout;
   if (l.interleave != 1) {
-    throw InputError(job_.source + ": parallel.interleave",
-                     "the bamboo policy needs interleave 1 (a stage replicates its successor)");
+    bamboo_unfit_ = chunks_text() + "; Bamboo's stage replicates the one stage after it";
+    return std::nullopt;
   }
   // A measured fault-free step already holds whatever the redundancy costs.
   std::optional<Nanos> period;

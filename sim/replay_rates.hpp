@@ -44,7 +44,7 @@ namespace recycle::sim {
 class ReplayRates {
  public:
   /// `table` may be null; it must outlive the rates.
-  ReplayRates(const profiles::Job& job, const planner::JobModel& model, const StepTable* table);
+  ReplayRates(const planner::JobModel& model, const StepTable* table);
 
   [[nodiscard]] const planner::Layout& layout() const noexcept { return model_.layout; }
 
@@ -57,8 +57,13 @@ class ReplayRates {
                                              std::int64_t live_nodes);
   /// Oobleck with `live_workers` workers; nullopt when they cannot hold one pipeline.
   [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, std::int64_t live_nodes);
-  /// Bamboo with every worker up: the redundant forwards' always-on cost; nullopt when the
-  /// replicas' weights do not fit the workers' memory (bamboo_unfit() says why).
+  /// Why the recycle policy cannot run this job, empty when it can: the ReCycle planner
+  /// re-routes the one chunk a worker holds, so a job of several chunks a worker (interleaved,
+  /// zb-v, dualpipe-v) is reported as such, not replayed.
+  [[nodiscard]] std::string recycle_unfit() const;
+  /// Bamboo with every worker up: the redundant forwards' always-on cost; nullopt when a stage
+  /// cannot hold its successor's replica (bamboo_unfit() says why: several chunks a worker, or
+  /// the replicas' weights do not fit the workers' memory).
   [[nodiscard]] std::optional<Nanos> bamboo_fault_free();
   [[nodiscard]] const std::string& bamboo_unfit() const noexcept { return bamboo_unfit_; }
   /// Bamboo on `pipelines` whole pipelines carrying the whole batch, with redundancy.
@@ -85,11 +90,13 @@ class ReplayRates {
                                                      std::int32_t ring);
   [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
   [[nodiscard]] std::optional<Nanos> table_nodes(std::int64_t live_nodes);
+  /// "job.json: zb-v runs 2 chunks a worker placed in a V".
+  [[nodiscard]] std::string chunks_text() const;
   /// Micro-batches of the busiest of `pipelines` pipelines carrying the whole batch.
   [[nodiscard]] std::int32_t busiest(std::int32_t pipelines) const;
 
-  profiles::Job job_;
   planner::JobModel model_;
+  const profiles::Job& job_ = model_.job;
   const StepTable* table_;
   std::int64_t configurations_ = 0;
   std::int64_t from_table_ = 0;

@@ -83,7 +83,8 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
         h(LostCause::kRepairWait), h(LostCause::kDegraded), h(LostCause::kReconfiguration),
         h(LostCause::kRedundancy), h(LostCause::kCheckpoint));
   }
-  if (const PolicyResult* recycle = find(r, PolicyKind::kRecycle)) {
+  if (const PolicyResult* recycle = find(r, PolicyKind::kRecycle);
+      recycle && recycle->unfit.empty()) {
     std::string ratios;
     for (const PolicyResult& p : r.policies) {
       if (p.policy == PolicyKind::kRecycle || !p.unfit.empty()) continue;

@@ -169,7 +169,7 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
       }
       trace = traces::generate_trace(generator);
     }
-    const ReplayResult r = replay(parsed, model, trace, options);
+    const ReplayResult r = replay(model, trace, options);
     for (const PolicyResult& p : r.policies) {
       std::vector<std::string> cells{std::to_string(index)};
       for (const auto& kv : values) cells.push_back(kv.second);

@@ -59,7 +59,9 @@ struct Row {
 };
 
 int run_degradation(const DegradationOptions& o) {
-  const planner::Layout layout = o.layout.layout();
+  // ReCycle and the naive re-route run on a 1F1B base: the job, if any, is timed as one.
+  const RunModel on = o.layout.resolve("1f1b");
+  const planner::Layout& layout = on.layout;
   if (layout.interleave != 1) throw InputError("--interleave", "failures need --interleave 1");
   const std::int32_t stage = o.stage < 0 ? layout.pp / 2 : o.stage;
   if (stage >= layout.pp)
@@ -76,7 +78,7 @@ int run_degradation(const DegradationOptions& o) {
       3 * (2 * std::int64_t{max_failures} + 1), layout, "--max-failures",
       fmt::format("{} rows up to {} failures", 2 * max_failures + 1, max_failures),
       fits >= 0 ? fmt::format("give --max-failures {} or less", fits) : "a smaller layout");
-  const planner::CostModel model = o.layout.model_for(layout);
+  const planner::CostModel& model = on.model;
   const planner::Costs& costs = model.compute;
   // What ReCycle plans for: the given limit, or pp, lowered on each stage to what fits (the
   // planner's own rule, planner/memory.hpp).

@@ -35,7 +35,7 @@ profiles::Synthesis synthesize_as_executed(profiles::Job job) {
   job.parallel.flash_attention = false;
   job.parallel.sequence_parallel = false;
   job.model.dropout = false;
-  return planner::synthesize_job(job);
+  return planner::job_model(job).synthesis;
 }
 
 std::string ms(Nanos ns) {
@@ -78,7 +78,7 @@ executor::StageShape job_layer_shape(const profiles::Job& job) {
 
 JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32_t repetitions) {
   // The synthesizer's checks (tp, batch, layers per stage) before anything is timed.
-  const profiles::Synthesis split = planner::synthesize_job(job);
+  const profiles::Synthesis split = planner::job_model(job).synthesis;
   const executor::StageShape shape = job_layer_shape(job);
   const profiles::Synthesis predicted = synthesize_as_executed(job);
   // What one device cannot run: the tensor-parallel all-reduces, in F and again in I.

@@ -20,7 +20,7 @@ namespace recycle::tools {
 /// whole layer with tp 1), on micro-batches of `parallel.microbatch_size` sequences of its
 /// sequence length. InputError naming --job and the field when a size is beyond the executor's
 /// range or a rotary model's head_dim is odd. For a job that synthesizes
-/// (planner::synthesize_job(job) has checked that tp divides the heads, the key/value heads and the
+/// (planner::job_model(job) has checked that tp divides the heads, the key/value heads and the
 /// MLP).
 [[nodiscard]] executor::StageShape job_layer_shape(const profiles::Job& job);
 

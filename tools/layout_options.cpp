@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/parse.hpp"
+#include "planner/generators.hpp"
 #include "planner/profile_costs.hpp"
 #include "planner/work_limits.hpp"
 
@@ -37,20 +38,33 @@ void LayoutOptions::add_to(CLI::App& app) {
     j->excludes(app.get_option(flag));
 }
 
-void LayoutOptions::read_job() const {
-  if (job.empty() || job_) return;
-  job_ = profiles::load_job(job);
-  job_model_ = planner::job_model(*job_);
-}
-
-const planner::JobModel* LayoutOptions::job_model() const {
-  read_job();
-  return job_model_ ? &*job_model_ : nullptr;
-}
-
 const profiles::Job* LayoutOptions::loaded_job() const {
-  read_job();
-  return job_ ? &*job_ : nullptr;
+  if (job.empty()) return nullptr;
+  if (!job_) job_ = profiles::load_job(job);
+  return &*job_;
+}
+
+template <class Make>
+RunModel LayoutOptions::kept(const std::string& key, Make make) const {
+  auto it = models_.find(key);
+  if (it == models_.end()) it = models_.emplace(key, make()).first;
+  return {it->second.layout, it->second.model, &it->second};
+}
+
+RunModel LayoutOptions::resolve(std::string_view schedule) const {
+  if (const profiles::Job* j = loaded_job()) {
+    const std::string name(schedule.empty() ? std::string_view(j->schedule) : schedule);
+    return kept(name, [&] { return planner::job_model(*j, name); });
+  }
+  const planner::Layout placed = planner::layout_for(schedule, layout());
+  return {placed, flags_model(placed), nullptr};
+}
+
+RunModel LayoutOptions::resolve(const planner::Layout& file_layout, const std::string& file) const {
+  if (const profiles::Job* j = loaded_job()) {
+    return kept("file " + file, [&] { return planner::job_model(*j, file_layout, file); });
+  }
+  return {file_layout, flags_model(file_layout), nullptr};
 }
 
 std::string LayoutOptions::cost_source() const {
@@ -81,7 +95,9 @@ planner::RunOptions LayoutOptions::run_options() const {
 }
 
 planner::Layout LayoutOptions::layout() const {
-  if (const auto* jm = job_model()) return jm->layout;
+  if (const profiles::Job* j = loaded_job()) {
+    return planner::job_layout(*j);
+  }
   if (pp == 0) throw InputError("--pp", "required");
   if (microbatches == 0) throw InputError("--microbatches", "required");
   const planner::Layout out{dp, pp, microbatches, interleave};
@@ -89,15 +105,11 @@ planner::Layout LayoutOptions::layout() const {
   return out;
 }
 
-std::optional<profiles::Profile> LayoutOptions::load_profile() const {
-  if (const auto* jm = job_model()) return jm->synthesis.profile;
-  if (profile.empty()) return std::nullopt;
-  return profiles::load_profile(profile);
-}
-
 planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
-  if (const auto p = load_profile())
-    return planner::costs_from_profile(*p, layout, job.empty() ? profile : job);
+  if (!profile.empty()) {
+    if (!profile_) profile_ = profiles::load_profile(profile);
+    return planner::costs_from_profile(*profile_, layout, profile);
+  }
   planner::StageCost cost{kNanosPerSecond, kNanosPerSecond, kNanosPerSecond};
   if (!costs.empty()) {
     const auto parts = split(costs, ',');
@@ -122,9 +134,11 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
   return planner::Costs::uniform(layout.virtual_stages(), cost);
 }
 
-planner::CostModel LayoutOptions::model_for(const planner::Layout& layout) const {
-  if (const auto p = load_profile())
-    return planner::CostModel::from_profile(*p, layout, job.empty() ? profile : job);
+planner::CostModel LayoutOptions::flags_model(const planner::Layout& layout) const {
+  if (!profile.empty()) {
+    if (!profile_) profile_ = profiles::load_profile(profile);
+    return planner::CostModel::from_profile(*profile_, layout, profile);
+  }
   return planner::CostModel::compute_only(costs_for(layout));
 }
 

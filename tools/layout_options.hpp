@@ -4,8 +4,10 @@
 // profile synthesized from its model and hardware).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +19,13 @@
 #include "profiles/profile.hpp"
 
 namespace recycle::tools {
+
+/// What a command runs a schedule on: the layout, placed as the schedule places it, and the costs.
+struct RunModel {
+  planner::Layout layout;
+  planner::CostModel model;
+  const planner::JobModel* job = nullptr;  ///< with --job: the whole model (its synthesis: MFU)
+};
 
 struct LayoutOptions {
   std::int32_t pp = 0;
@@ -38,28 +47,36 @@ struct LayoutOptions {
   /// How schedules run, from --network.
   [[nodiscard]] planner::RunOptions run_options() const;
 
-  /// The layout; throws InputError naming a missing flag.
+  /// What `schedule` runs on. With --job: planner::job_model for that schedule (the one place a
+  /// job becomes a model; made once per schedule and kept). Else the layout flags as the schedule
+  /// places them (planner::layout_for) with the costs of --costs or --profile. InputError naming
+  /// a missing flag.
+  [[nodiscard]] RunModel resolve(std::string_view schedule) const;
+  /// What a schedule file runs on: its own layout; with --job, the job's model on that layout
+  /// (planner::job_model: the file's pipelines, stages and micro-batches must be the job's).
+  [[nodiscard]] RunModel resolve(const planner::Layout& file_layout, const std::string& file) const;
+  /// The layout as given, before a schedule places it: the flags, or the job's parallel block.
   [[nodiscard]] planner::Layout layout() const;
-  /// Costs per virtual stage from --costs or --profile; F = I = W = 1 s when neither is given.
-  [[nodiscard]] planner::Costs costs_for(const planner::Layout& layout) const;
-  /// The profile named by --profile, or synthesized from --job, if any.
-  [[nodiscard]] std::optional<profiles::Profile> load_profile() const;
-  /// The job and its model from --job (read and synthesized once), if any.
-  [[nodiscard]] const planner::JobModel* job_model() const;
+  /// The job file as read, if --job was given.
   [[nodiscard]] const profiles::Job* loaded_job() const;
   /// The flag that gave the costs: --job, --profile or --costs.
   [[nodiscard]] std::string cost_source() const;
   /// Refuses an iteration that takes no time (every cost zero): its throughput and every ratio to
   /// it are undefined. Names cost_source().
   void require_time(Nanos iteration_time) const;
-  /// What the planners and the simulator charge: the profile's costs, bytes and network, or the
-  /// --costs times on a free network.
-  [[nodiscard]] planner::CostModel model_for(const planner::Layout& layout) const;
 
  private:
-  void read_job() const;
+  /// Costs per virtual stage from --costs or --profile; F = I = W = 1 s when neither is given.
+  [[nodiscard]] planner::Costs costs_for(const planner::Layout& layout) const;
+  /// The costs of the flags' layout `layout` (--costs or --profile).
+  [[nodiscard]] planner::CostModel flags_model(const planner::Layout& layout) const;
+  /// The job model kept under `key`, made by `make` the first time.
+  template <class Make>
+  [[nodiscard]] RunModel kept(const std::string& key, Make make) const;
   mutable std::optional<profiles::Job> job_;
-  mutable std::optional<planner::JobModel> job_model_;
+  mutable std::optional<profiles::Profile> profile_;
+  /// Job models made so far, by schedule (or schedule file); a command asks for one or two.
+  mutable std::map<std::string, planner::JobModel> models_;
 };
 
 /// --placement loop|v, for commands that read a schedule file: the placement the file must have

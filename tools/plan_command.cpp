@@ -65,8 +65,9 @@ int run_generate(const PlanOptions& o) {
     throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
   request.cost_source = o.layout.cost_source();
   request.layout_source = o.layout.job;
-  const planner::Layout layout = planner::layout_for(request.name, o.layout.layout());
-  const planner::CostModel model = o.layout.model_for(layout);
+  const RunModel on = o.layout.resolve(request.name);
+  const planner::Layout& layout = on.layout;
+  const planner::CostModel& model = on.model;
   std::string why;
   const auto made = request.make(layout, model, o.layout.run_options(), why);
   if (!made) {

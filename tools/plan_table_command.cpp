@@ -27,10 +27,11 @@ struct PlanTableOptions {
 int run_plan_table(const PlanTableOptions& o) {
   if (o.output.empty()) throw InputError("--output", "required: the plan table file to write");
   planner::RecycleOptions base;
-  base.layout = o.layout.layout();
+  const RunModel on = o.layout.resolve("recycle");
+  base.layout = on.layout;
   if (base.layout.interleave != 1)
     throw InputError("--interleave", "plan tables need --interleave 1");
-  base.model = o.layout.model_for(base.layout);
+  base.model = on.model;
   base.memory_limit = o.memory_limit;
   base.staggered_optimizer = !o.no_stagger;
   const planner::PlanTable table = planner::build_plan_table(base, o.max_failures);

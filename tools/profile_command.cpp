@@ -153,7 +153,7 @@ Command add_profile_command(CLI::App& app) {
             }
             if (synth->parsed()) {
               const profiles::Job job = profiles::load_job(o->job);
-              const profiles::Synthesis s = planner::synthesize_job(job);
+              const profiles::Synthesis s = planner::job_model(job).synthesis;
               write_text_file(o->output, profiles::to_json(s.profile).dump(2) + "\n");
               return kExitOk;
             }
@@ -161,7 +161,7 @@ Command add_profile_command(CLI::App& app) {
               throw InputError("profile show", "give a profile FILE or --job FILE");
             const profiles::Profile p =
                 o->job.empty() ? profiles::load_profile(o->show)
-                               : planner::synthesize_job(profiles::load_job(o->job)).profile;
+                               : planner::job_model(profiles::load_job(o->job)).synthesis.profile;
             std::fputs(show_table(p).c_str(), stdout);
             return kExitOk;
           }};

@@ -101,7 +101,7 @@ int run_replay(const ReplayArgs& a) {
   }
   ProgressBar bar(!a.quiet);
   options.progress = [&bar](double done) { bar(done); };
-  const sim::ReplayResult result = sim::replay(job, model, trace, options);
+  const sim::ReplayResult result = sim::replay(model, trace, options);
 
   const std::string title =
       fmt::format("{} on {}", job.name.empty() ? a.job : job.name, a.trace.path);

@@ -89,15 +89,17 @@ int run_simulate(const SimulateOptions& o) {
   const planner::RunOptions network = o.layout.run_options();
   options.network = network.network;
   options.eager_sends = network.eager_sends;
+  RunModel on;
   if (!o.schedule_file.empty()) {
     schedule = load_checked(o.schedule_file, o.placement.placement());
     require_fits(schedule.layout);
     options.source = o.schedule_file;
+    on = o.layout.resolve(schedule.layout, o.schedule_file);
   } else {
-    const planner::Layout layout = planner::layout_for(request.name, o.layout.layout());
-    require_fits(layout);
+    on = o.layout.resolve(request.name);
+    require_fits(on.layout);
     std::string why;
-    auto made = request.make(layout, o.layout.model_for(layout), o.layout.run_options(), why);
+    auto made = request.make(on.layout, on.model, o.layout.run_options(), why);
     if (!made) {
       std::printf("infeasible: %s\n", why.c_str());
       return kExitFailed;
@@ -107,15 +109,13 @@ int run_simulate(const SimulateOptions& o) {
   }
   // The schedule says how its optimizer steps (recycle plans stagger); the flag forces staggering.
   options.staggered_optimizer = request.staggered || schedule.staggered_optimizer;
-  const planner::Layout layout = schedule.layout;
-  planner::CostModel model = o.layout.model_for(layout);
-  planner::check_memory(schedule, model, o.layout.cost_source());
+  planner::check_memory(schedule, on.model, o.layout.cost_source());
 
-  const sim::SimRun run = sim::simulate(std::move(schedule), std::move(model), options);
+  const sim::SimRun run = sim::simulate(std::move(schedule), on.model, options);
   const sim::Metrics metrics =
       sim::compute_metrics(run, job ? job->parallel.microbatch_size : o.microbatch_size);
   o.layout.require_time(metrics.iteration_time);
-  const profiles::Synthesis* synthesis = job ? &o.layout.job_model()->synthesis : nullptr;
+  const profiles::Synthesis* synthesis = on.job ? &on.job->synthesis : nullptr;
 
   const std::optional<std::int32_t> only =
       o.trace_iteration ? std::optional<std::int32_t>(*o.trace_iteration - 1) : std::nullopt;

@@ -380,7 +380,7 @@ int run_validate(ValidateOptions o) {
   o.run.seed = seed_value(o.seed);
   if (o.layout.layout().interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
-  const planner::Layout layout = planner::layout_for(o.request.name, o.layout.layout());
+  const planner::Layout layout = o.layout.resolve(o.request.name).layout;
   if (layout.interleave != 1) {
     throw InputError("--schedule", o.request.name + " runs " + std::to_string(layout.interleave) +
                                        " chunks per worker; the executor runs one (interleave 1)");

@@ -30,7 +30,7 @@ void replay_all(benchmark::State& state, const nlohmann::json& spec, const trace
   options.policies = sim::all_policies();
   sim::ReplayResult result;
   for (auto _ : state) {
-    result = sim::replay(job, model, trace, options);
+    result = sim::replay(model, trace, options);
     benchmark::DoNotOptimize(result.policies.data());
   }
   rusage usage{};

@@ -206,6 +206,16 @@ cli_test("--costs below a nanosecond" 2
 cli_shell_test("a layout error from --job names the job's field" 2
   "^error: .*hio_jd[.]json: parallel[.]global_batch: dualpipe-v needs at least 2 x --pp [(]8[)] micro-batches, got 1 ## $"
   "sed -e 's/\"global_batch\": 32/\"global_batch\": 2/' -e 's/\"schedule\": *\"[a-z0-9-]*\"/\"schedule\": \"dualpipe-v\"/' ${DATA}/job_llama3_8b.json > ${OUT}/hio_jd.json && ${P} simulate --job ${OUT}/hio_jd.json 2>&1")
-cli_shell_test("replay names the job's field, not a flag it lacks" 2
-  "^error: .*hio_rz[.]json: parallel[.]interleave: zb-v runs two chunks per worker"
+# A job of several chunks a worker replays: the job model places them as its schedule does (a V
+# for zb-v, interleaved's loop), the policies that re-route or replicate one chunk a worker say
+# why they cannot run, and the others run on the job's own schedule.
+cli_shell_test("replay runs a zb-v job; recycle and bamboo say why they cannot" 0
+  "fault-free iteration [0-9.]+ s.*recycle +cannot run: .*hio_rz[.]json: zb-v runs 2 chunks a worker placed in a V[;] the ReCycle planner re-routes one chunk a worker ## checkpoint +[0-9.]+ .*bamboo +cannot run: .*zb-v runs 2 chunks a worker placed in a V[;] Bamboo's stage replicates the one stage after it ## GPU-hours"
   "sed '0,/{/s//{\"schedule\": \"zb-v\", /' ${DATA}/replay_job.json > ${OUT}/hio_rz.json && ${P} replay --job ${OUT}/hio_rz.json --trace ${DATA}/replay_trace.csv 2>&1")
+cli_shell_test("replay runs an interleaved job: recycle says why it cannot, the others run" 0
+  "recycle +cannot run: .*interleaved runs 2 chunks a worker[;] .*## checkpoint +[0-9.]+ .*## elastic +[0-9.]+ .*## oobleck +[0-9.]+ "
+  "sed -e '0,/{/s//{\"schedule\": \"interleaved\", /' -e 's/\"dp\": 2,/\"dp\": 2, \"interleave\": 2,/' ${DATA}/replay_job.json > ${OUT}/hio_ri.json && ${P} replay --job ${OUT}/hio_ri.json --trace ${DATA}/replay_trace.csv 2>&1")
+# One job, one number: every generator timed from its job file, from --schedule over another job
+# file, and from the layout flags with the job's synthesized profile (tests/cli/job_or_flags.sh).
+add_test(NAME "cli: a job gives one iteration time from its file, --schedule or the layout flags"
+         COMMAND ${EXPECT} 0 "agree: 7 generators ## $" -- ${CMAKE_CURRENT_SOURCE_DIR}/job_or_flags.sh ${P} ${OUT}/job_or_flags)

@@ -134,6 +134,18 @@ TEST_CASE("interleaved: valid, M*V forwards and backwards, Megatron's warm-up") 
   });
 }
 
+TEST_CASE("runnable micro-batches: interleaved takes whole groups of pp, the others any count") {
+  const Layout pp4{1, 4, 1, 2};
+  CHECK(runnable_microbatches("interleaved", pp4, 69) == 72);
+  CHECK(runnable_microbatches("interleaved", pp4, 8) == 8);
+  CHECK(runnable_microbatches("interleaved", pp4, 1) == 4);
+  CHECK(runnable_microbatches("1f1b", pp4, 69) == 69);
+  CHECK(runnable_microbatches("zb-v", pp4, 7) == 7);
+  // What it says the generator takes, the generator takes; one less it refuses.
+  CHECK(generate("interleaved", Layout{1, 4, 72, 2}).workers.size() == 4);
+  CHECK_THROWS_AS((void)generate("interleaved", Layout{1, 4, 71, 2}), InputError);
+}
+
 TEST_CASE("zb-h1: valid, M F/I/W, 1F1B's warm-up, peak pp micro-batches, never above 1F1B") {
   for_each_grid(microbatch_grid, [](std::int32_t pp, std::int32_t m, std::int32_t dp) {
     const Schedule schedule = generate("zb-h1", Layout{dp, pp, m, 1});

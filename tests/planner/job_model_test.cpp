@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "core/error.hpp"
 #include "core/json.hpp"
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
@@ -30,12 +31,12 @@ TEST_CASE("a V-shaped schedule's profile has the output layer on stage 0, with t
   // (6 a chunk), so stage 0 of the V is the loop's stage 0 plus what the output layer adds to
   // the loop's stage 7 (its excess over a stage of layers alone, stage 1), and the V's stage 7
   // is a stage of layers alone.
-  const profiles::Profile loop = planner::synthesize_job(gpt3("interleaved", 2)).profile;
+  const profiles::Profile loop = planner::job_model(gpt3("interleaved", 2)).synthesis.profile;
   for (const std::string schedule : {"zb-v", "dualpipe-v"}) {
     CAPTURE(schedule);
     for (const int interleave : {1, 2}) {  // a V-shaped schedule takes 2 chunks either way
       CAPTURE(interleave);
-      const profiles::Profile v = planner::synthesize_job(gpt3(schedule, interleave)).profile;
+      const profiles::Profile v = planner::job_model(gpt3(schedule, interleave)).synthesis.profile;
       REQUIRE(v.stages.size() == 8);
       const auto& l0 = loop.stages[0];
       const auto& l1 = loop.stages[1];
@@ -54,6 +55,41 @@ TEST_CASE("a V-shaped schedule's profile has the output layer on stage 0, with t
     }
   }
   // A loop-placed schedule keeps the output layer on the last stage.
-  const profiles::Profile one = planner::synthesize_job(gpt3("1f1b", 1)).profile;
+  const profiles::Profile one = planner::job_model(gpt3("1f1b", 1)).synthesis.profile;
   CHECK(one.stages[7].forward > one.stages[1].forward);
+}
+
+TEST_CASE("--schedule over a job's own gives the model of a job file with that schedule") {
+  // The bug this guards: a job synthesized once for its file's schedule and reused for another
+  // (a V-shaped one timed with the output layer on the last stage).
+  for (const std::string name :
+       {"gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe-v", "recycle"}) {
+    CAPTURE(name);
+    const int interleave = name == "interleaved" ? 2 : 1;
+    const planner::JobModel over = planner::job_model(gpt3("1f1b", interleave), name);
+    const planner::JobModel own = planner::job_model(gpt3(name, interleave));
+    CHECK(over.job.schedule == name);
+    CHECK(over.layout == own.layout);
+    CHECK(over.model.compute.virtual_stages == own.model.compute.virtual_stages);
+    CHECK(over.model.param_bytes == own.model.param_bytes);
+    CHECK(over.model.activation_bytes == own.model.activation_bytes);
+  }
+  // zb-v's layout: two chunks a worker in a V, whatever the file's interleave says (1 here).
+  const planner::JobModel v = planner::job_model(gpt3("1f1b", 1), "zb-v");
+  CHECK(v.layout.interleave == 2);
+  CHECK(v.layout.placement == planner::Placement::kV);
+}
+
+TEST_CASE("a schedule file's layout must be the job's, but for its chunks") {
+  const profiles::Job job = gpt3("1f1b", 1);
+  planner::Layout placed{2, 8, 16, 2, planner::Placement::kV};
+  const planner::JobModel m = planner::job_model(job, placed, "plan.json");
+  CHECK(m.layout == placed);
+  CHECK(m.synthesis.profile.stages[0].forward ==
+        planner::job_model(job, "zb-v").synthesis.profile.stages[0].forward);
+  placed.dp = 4;
+  CHECK_THROWS_WITH_AS((void)planner::job_model(job, placed, "plan.json"),
+                       doctest::Contains("plan.json: its layout (dp 4 x pp 8, 16 micro-batches) "
+                                         "is not the job's (dp 2 x pp 8, 16 micro-batches"),
+                       InputError);
 }

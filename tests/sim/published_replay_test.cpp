@@ -35,7 +35,7 @@ recycle::sim::PolicyResult replay_published(const std::string& setting, const st
   recycle::sim::ReplayOptions options;
   options.policies = {policy};
   options.table = &table;
-  return recycle::sim::replay(job, model, loaded.trace, options).policies.front();
+  return recycle::sim::replay(model, loaded.trace, options).policies.front();
 }
 
 }  // namespace
@@ -100,7 +100,7 @@ TEST_CASE("replay: the InfiniteHBD trace (348 days, 231 nodes) under every polic
       loaded.trace, {recycle::traces::MapMode::kScale, job.resilience.cluster.nodes, 1});
   recycle::sim::ReplayOptions options;
   options.policies = recycle::sim::all_policies();
-  const auto result = recycle::sim::replay(job, model, trace, options);
+  const auto result = recycle::sim::replay(model, trace, options);
   const double t0 = recycle::to_seconds(result.fault_free_iteration);
   for (const auto& p : result.policies) {
     CAPTURE(recycle::sim::to_string(p.policy));

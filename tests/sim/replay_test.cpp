@@ -57,7 +57,7 @@ ReplayResult run(const std::string& events, std::vector<PolicyKind> policies,
   recycle::sim::ReplayOptions options;
   options.policies = std::move(policies);
   options.table = &table;
-  return recycle::sim::replay(j, model, trace.trace, options);
+  return recycle::sim::replay(model, trace.trace, options);
 }
 
 double lost(const PolicyResult& p, LostCause c) {
@@ -324,7 +324,7 @@ TEST_CASE("replay: simulated rates, deterministic, Bamboo pays for redundancy") 
     const auto trace = recycle::traces::parse_native_csv(trace_text(events), "trace.csv", {});
     recycle::sim::ReplayOptions options;
     options.policies = recycle::sim::all_policies();
-    return recycle::sim::replay_json(recycle::sim::replay(j, model, trace.trace, options)).dump();
+    return recycle::sim::replay_json(recycle::sim::replay(model, trace.trace, options)).dump();
   };
   const std::string first = json();
   CHECK(first == json());

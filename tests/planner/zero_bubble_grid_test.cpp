@@ -4,11 +4,13 @@
 // which is the steady-state period with a staggered optimizer; ZB reaches its lower bound on every
 // input, so "never worse" means "equal". Our schedules are timed as `recycle simulate` times them:
 // on a free network (first grid), and with ZB's communication model (a latency c on every transfer
-// and nothing else: our direct network) for the second. The tests skip when ../shared is not there.
+// and nothing else: our direct network) for the second. The tests are reported skipped when
+// ../shared is not there.
 #include <doctest/doctest.h>
 
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,17 +19,20 @@
 #include "planner/generators.hpp"
 #include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
+#include "tests/shared_data.hpp"
 
 namespace {
 
 using namespace recycle::planner;
 using recycle::Nanos;
 
-/// The numeric rows of a reference CSV (comments and the header skipped), or nothing when absent.
-std::vector<std::vector<double>> reference_rows(const std::string& name) {
-  const std::string path = std::string(RECYCLE_SHARED_DIR) + "/reference/" + name;
+/// The numeric rows of ../shared/reference/`name` (comments and the header skipped), or nullopt
+/// when it is absent.
+std::optional<std::vector<std::vector<double>>> reference_rows(const std::string& name) {
+  const auto path = recycle::testing::shared_file("reference/" + name);
+  if (!path) return std::nullopt;
   std::vector<std::vector<double>> rows;
-  std::ifstream in(path);
+  std::ifstream in(*path);
   std::string line;
   while (std::getline(in, line)) {
     if (line.empty() || line[0] == '#' || line[0] == 'p') continue;
@@ -92,11 +97,9 @@ Ours periods(Layout layout, std::int32_t memory, const CostModel& model, const R
 }  // namespace
 
 TEST_CASE("Zero Bubble's grid, free network: zb-h2 and recycle are never worse than its period") {
-  const auto rows = reference_rows("zb-scheduler-grid.csv");
-  if (rows.empty()) {
-    MESSAGE("skipped: ../shared/reference/zb-scheduler-grid.csv is not there");
-    return;
-  }
+  const auto found = reference_rows("zb-scheduler-grid.csv");
+  if (!found) return recycle::testing::skip_without("reference/zb-scheduler-grid.csv");
+  const auto& rows = *found;
   CHECK(rows.size() == 54);
   std::string table;
   for (const auto& r : rows) {
@@ -123,11 +126,9 @@ TEST_CASE("Zero Bubble's grid, free network: zb-h2 and recycle are never worse t
 }
 
 TEST_CASE("Zero Bubble's grid with its communication model: never worse than its period") {
-  const auto rows = reference_rows("zb-scheduler-grid-comm.csv");
-  if (rows.empty()) {
-    MESSAGE("skipped: ../shared/reference/zb-scheduler-grid-comm.csv is not there");
-    return;
-  }
+  const auto found = reference_rows("zb-scheduler-grid-comm.csv");
+  if (!found) return recycle::testing::skip_without("reference/zb-scheduler-grid-comm.csv");
+  const auto& rows = *found;
   CHECK(rows.size() == 18);
   std::string table;
   for (const auto& r : rows) {

@@ -47,12 +47,9 @@ TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simula
   };
   for (const Row row : {Row{"6h.csv", 4.329}, Row{"3h.csv", 4.308}, Row{"1h.csv", 4.223},
                         Row{"30m.csv", 4.112}, Row{"10m.csv", 3.546}}) {
-    const auto path =
-        recycle::traces::testing::shared_trace(std::string("oobleck-sim-traces/") + row.trace);
-    if (!path) {
-      MESSAGE("skipped: ../shared/traces-raw/oobleck-sim-traces is not there");
-      return;
-    }
+    const std::string file = std::string("oobleck-sim-traces/") + row.trace;
+    const auto path = recycle::traces::testing::shared_trace(file);
+    if (!path) return recycle::traces::testing::skip_without_trace(file);
     const recycle::sim::PolicyResult result =
         replay_published("oobleck_gpt3_6.7b", *path, recycle::sim::PolicyKind::kOobleck);
     CAPTURE(row.trace);
@@ -75,10 +72,7 @@ TEST_CASE("replay: Oobleck's GPT-3 6.7B throughput under failures, as its simula
 // 1.5x: 1 % bounds both.
 TEST_CASE("replay: Bamboo's GPT-2 throughput on its p3 spot trace, as its simulator gives it") {
   const auto path = recycle::traces::testing::shared_trace("bamboo-spot/p3-trace.csv");
-  if (!path) {
-    MESSAGE("skipped: ../shared/traces-raw/bamboo-spot is not there");
-    return;
-  }
+  if (!path) return recycle::traces::testing::skip_without_trace("bamboo-spot/p3-trace.csv");
   const recycle::sim::PolicyResult result =
       replay_published("bamboo_gpt2_p3", *path, recycle::sim::PolicyKind::kBamboo);
   CHECK(result.mean_throughput == doctest::Approx(25.866).epsilon(0.01));
@@ -87,8 +81,7 @@ TEST_CASE("replay: Bamboo's GPT-2 throughput on its p3 spot trace, as its simula
 TEST_CASE("replay: the InfiniteHBD trace (348 days, 231 nodes) under every policy") {
   const auto path = recycle::traces::testing::shared_trace("infinitehbd-stepfun/fault_trace.json");
   if (!path) {
-    MESSAGE("skipped: ../shared/traces-raw/infinitehbd-stepfun is not there");
-    return;
+    return recycle::traces::testing::skip_without_trace("infinitehbd-stepfun/fault_trace.json");
   }
   const recycle::profiles::Job job = recycle::profiles::load_job(
       std::string(RECYCLE_SOURCE_DIR) + "/profiles/jobs/gpt3-175b-a100-1024.json");

@@ -82,11 +82,9 @@ TEST_CASE("the Bamboo spot traces: hand-counted facts") {
   for (const SpotFacts& f : {SpotFacts{"p3-trace.csv", 177, 167, 18, 32, 10, 40'920 * kSecond},
                              SpotFacts{"g4dn-trace.csv", 79, 74, 0, 24, 5, 38'760 * kSecond}}) {
     CAPTURE(f.file);
-    const auto path = shared_trace(std::string("bamboo-spot/") + f.file);
-    if (!path) {
-      MESSAGE("skipped: ../shared/traces-raw/bamboo-spot is not there");
-      return;
-    }
+    const std::string file = std::string("bamboo-spot/") + f.file;
+    const auto path = shared_trace(file);
+    if (!path) return testing::skip_without_trace(file);
     const Trace t = read_bamboo(*path, {}).trace;
     std::size_t initial = 0, failures = 0, ups = 0;
     for (const Event& e : t.events()) {

@@ -82,10 +82,7 @@ TEST_CASE("a node or cause a native file cannot hold is refused naming the recor
 
 TEST_CASE("the StepFun InfiniteHBD trace: hand-counted facts") {
   const auto path = shared_trace("infinitehbd-stepfun/fault_trace.json");
-  if (!path) {
-    MESSAGE("skipped: ../shared/traces-raw/infinitehbd-stepfun is not there");
-    return;
-  }
+  if (!path) return testing::skip_without_trace("infinitehbd-stepfun/fault_trace.json");
   // Counted with python (json.load; collections.Counter):
   //  - 1168 records, 584 fault_start and 584 fault_end, 231 distinct node_id;
   //  - walking the records with an open-fault counter per node, 2 fault_start records (both on node

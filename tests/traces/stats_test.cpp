@@ -123,10 +123,7 @@ TEST_CASE("an empty trace has no rate and no fits") {
 
 TEST_CASE("statistics of the InfiniteHBD trace match an independent Python computation") {
   const auto path = shared_trace("infinitehbd-stepfun/fault_trace.json");
-  if (!path) {
-    MESSAGE("skipped: ../shared/traces-raw/infinitehbd-stepfun is not there");
-    return;
-  }
+  if (!path) return testing::skip_without_trace("infinitehbd-stepfun/fault_trace.json");
   // Python (stdlib only) on fault_trace.json, outages merged per node with an open-fault counter:
   //   582 outages, 14 of length 0; lognormal of the others' hours: mu 2.7102, sigma 2.5254;
   //   repair hours by nearest rank: p50 20.390, p90 312.180, p99 2041.726, max 3143.126;

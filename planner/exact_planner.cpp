@@ -926,11 +926,13 @@ ExactResult plan_exact(const ExactOptions& options) {
   } else {
     solve_disjunctive(problem, deadline, result);
   }
-  if (result.schedule.workers.empty()) result.schedule = heuristic.schedule;
+  const bool from_milp = !result.schedule.workers.empty();
+  if (!from_milp) result.schedule = heuristic.schedule;
   result.schedule.staggered_optimizer = options.staggered_optimizer;
   const auto exact_timeline = compute_timeline(result.schedule, costs);
   RECYCLE_ASSERT(exact_timeline.has_value(), "the exact schedule deadlocks");
   result.makespan = exact_timeline->makespan;
+  if (from_milp) result.milp_makespan = result.makespan;
   const auto exact_period = direct_steady_state(result.schedule, model);
   RECYCLE_ASSERT(exact_period.has_value(), "the exact schedule deadlocks");
   result.period = exact_period->period;

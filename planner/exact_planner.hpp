@@ -67,7 +67,10 @@ struct ExactResult {
   Nanos makespan = 0;    ///< of `schedule`, by planner/timing.hpp
   Nanos period = 0;      ///< of `schedule`: its steady state (planner/period.hpp)
   Nanos objective = 0;   ///< the shortest makespan found on these routes (the MILP's or the plan's)
-  Nanos lower_bound = 0;         ///< proven: no schedule on these routes has a shorter makespan
+  Nanos lower_bound = 0;  ///< proven: no schedule on these routes has a shorter makespan
+  /// The makespan of the MILP's own best schedule (planner/timing.hpp), before it is compared
+  /// with the heuristic's; 0 when the MILP found none shorter than the incumbent or did not run.
+  Nanos milp_makespan = 0;
   Nanos heuristic_makespan = 0;  ///< of plan_recycle's schedule, the MIP start
   Nanos heuristic_period = 0;    ///< its steady state
   Schedule schedule;             ///< compute-only; generator "exact"; workers' actions by start

@@ -108,6 +108,33 @@ TEST_CASE("plan_exact: a memory limit of one micro-batch serializes the micro-ba
   }
 }
 
+TEST_CASE("plan_exact: the MILP's own schedule reaches a hand optimum the heuristic misses") {
+  // dp 2 x pp 2, 2 micro-batches, worker 0:0 failed, memory 2, F = 1, I = 2, W = 1. Worker
+  // (1,0) runs stage 0 for both pipelines: 4 micro-batches of 4 units, 16 units. Its first I can
+  // start at 4 at the earliest (F 0-1 here, F 1-2 and I 2-4 on stage 1), and before then it can
+  // run two Fs only (a third would hold 3 micro-batches): 2 units idle, so no schedule ends
+  // before 18. 18 is reached (a, b, c, d: the micro-batches in the order of their F; a and c on
+  // one stage-1 worker, b and d on the other): F(a) 0-1, F(b) 1-2, I(a) 4-6, W(a) 6-7,
+  // F(c) 7-8, I(b) 8-10, W(b) 10-11, F(d) 11-12, I(c) 12-14, W(c) 14-15, I(d) 15-17,
+  // W(d) 17-18, each stage-1 I done in time (b's at 3-5, c's at 9-11, d's at 13-15). The list
+  // schedule (no order search) ends at 19, so the 18 below is the MILP's own, checked here
+  // before the planner compares it with the heuristic's.
+  for (const Formulation formulation : {Formulation::kTimeIndexed, Formulation::kDisjunctive}) {
+    CAPTURE(formulation_name(formulation));
+    ExactOptions options = options_for({2, 2, 2, 1}, "0:0", {kSlowInput});
+    options.memory_limit = 2;
+    options.search_work = 0;
+    options.formulation = formulation;
+    const ExactResult r = plan_exact(options);
+    check_exact(options, r);
+    CHECK(r.heuristic_makespan == 19);
+    CHECK(r.milp_makespan == 18);
+    CHECK(r.optimal);
+    CHECK(r.lower_bound == 18);
+    CHECK(r.makespan == 18);
+  }
+}
+
 TEST_CASE("plan_exact: the time-indexed and the disjunctive formulation find the same optimum") {
   struct Case {
     Layout layout;

@@ -1,5 +1,6 @@
 // One set of rules, many consumers: on a seeded corpus of random schedules (every generator,
-// ReCycle and naive plans around random failures, random costs) and random perturbations of them
+// ReCycle and naive plans around random failures, random costs on a free network or a random
+// profile's) and random perturbations of them
 // (two neighbouring actions of one worker swapped, which may break an order rule or deadlock),
 // every consumer must give the same answer:
 //  - the validator finds an order or deadlock violation exactly when the execution graph has a
@@ -27,6 +28,7 @@
 #include "planner/validator.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "tests/sim/random_profile.hpp"
 
 namespace {
 
@@ -49,9 +51,16 @@ bool has(const std::vector<planner::Violation>& violations, planner::Rule rule) 
 Case random_case(Rng& rng) {
   const auto draw = [&](std::uint64_t n) { return static_cast<std::int32_t>(rng.below(n)); };
   const Layout layout{1 + draw(3), 2 + draw(3), 1 + draw(6), 1};
-  planner::Costs costs = planner::Costs::uniform(layout.pp, {0, 0, 0});
-  for (auto& c : costs.virtual_stages) c = {1 + draw(4), 1 + draw(5), draw(4)};
-  const planner::CostModel model = planner::CostModel::compute_only(costs);
+  // Half the cases on a free network with small whole costs, half on a profile's network.
+  planner::CostModel model;
+  if (draw(2) == 0) {
+    planner::Costs costs = planner::Costs::uniform(layout.pp, {0, 0, 0});
+    for (auto& c : costs.virtual_stages) c = {1 + draw(4), 1 + draw(5), draw(4)};
+    model = planner::CostModel::compute_only(costs);
+  } else {
+    model = planner::CostModel::from_profile(sim_test::random_profile(rng, layout.pp), layout,
+                                             "random");
+  }
   std::vector<planner::WorkerId> failed;
   for (std::int32_t k = draw(3); k > 0; --k) {
     const planner::WorkerId w{draw(static_cast<std::uint64_t>(layout.dp)),
@@ -109,7 +118,7 @@ bool graph_has_cycle(const Schedule& s, const planner::CostModel& model) {
 
 TEST_CASE("every consumer of the schedule rules agrees, on random and perturbed schedules") {
   Rng rng(20261123);
-  std::int32_t valid = 0, broken = 0;
+  std::int32_t valid = 0, broken = 0, free = 0, networked = 0;
   for (std::int32_t n = 0; n < 150; ++n) {
     const Case c = random_case(rng);
     for (const bool perturb : {false, true}) {
@@ -136,12 +145,15 @@ TEST_CASE("every consumer of the schedule rules agrees, on random and perturbed 
       REQUIRE(steady.has_value());
       CHECK(steady->makespan == metrics.iteration_ends.front());
       CHECK(steady->period == metrics.iteration_time);
-      // One iteration from time 0 ends when compute_timeline's last action ends (plus the free
-      // optimizer's nothing).
-      CHECK(planner::compute_timeline(s, c.model.compute)->makespan == steady->makespan);
-      // The lowering: valid, and on a free network as the planners' direct estimate.
+      // The lowering is valid on every network.
       const Schedule lowered = planner::lower(s, c.model);
       CHECK(planner::validate(lowered).empty());
+      ++(c.model.cluster.free() ? free : networked);
+      if (!c.model.cluster.free()) continue;
+      // On a free network (no transfer time, no optimizer time): one iteration from time 0 ends
+      // when compute_timeline's last action ends, and the lowered schedule runs as the
+      // planners' direct estimate.
+      CHECK(planner::compute_timeline(s, c.model.compute)->makespan == steady->makespan);
       const auto direct = planner::direct_steady_state(s, c.model);
       REQUIRE(direct.has_value());
       CHECK(direct->period == steady->period);
@@ -150,6 +162,8 @@ TEST_CASE("every consumer of the schedule rules agrees, on random and perturbed 
   }
   CHECK(valid > 100);
   CHECK(broken > 30);
+  CHECK(free > 40);
+  CHECK(networked > 40);
 }
 
 TEST_CASE("the order search reports the steady state the execution graph gives its result") {

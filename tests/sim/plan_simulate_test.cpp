@@ -18,35 +18,12 @@
 #include "planner/recycle_planner.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
+#include "tests/sim/random_profile.hpp"
 
 namespace {
 
 using namespace recycle;
 using planner::Layout;
-
-/// A profile of `pp` stages with unequal times and bytes, on nodes of 2, 4 or 8 GPUs.
-profiles::Profile random_profile(Rng& rng, std::int32_t pp) {
-  const auto draw = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng.below(n)); };
-  profiles::Profile p;
-  p.name = "random";
-  p.tensor_parallel = std::int32_t{1} << draw(3);
-  p.hardware.gpus_per_node = 8;
-  p.hardware.intra_node_bandwidth = 1e11 + 1e9 * static_cast<double>(draw(100));
-  p.hardware.inter_node_bandwidth = 1e10 + 1e9 * static_cast<double>(draw(20));
-  p.hardware.intra_node_latency = 1'000 + draw(5'000);
-  p.hardware.inter_node_latency = 5'000 + draw(20'000);
-  for (std::int32_t s = 0; s < pp; ++s) {
-    profiles::StageProfile st;
-    st.forward = 1'000'000 + draw(9'000'000);
-    st.backward_input = 1'000'000 + draw(12'000'000);
-    st.backward_weight = draw(8'000'000);
-    st.optimizer = draw(3'000'000);
-    st.output_bytes = 1'000'000 + draw(200'000'000);
-    st.param_bytes = 1'000'000 + draw(2'000'000'000);
-    p.stages.push_back(st);
-  }
-  return p;
-}
 
 struct Drawn {
   std::string name;
@@ -66,7 +43,8 @@ Drawn draw_case(Rng& rng) {
     layout.microbatches = layout.pp * (1 + draw(2));  // Megatron's: a multiple of the stages
   }
   Drawn out;
-  out.model = planner::CostModel::from_profile(random_profile(rng, layout.pp), layout, "random");
+  out.model =
+      planner::CostModel::from_profile(sim_test::random_profile(rng, layout.pp), layout, "random");
   out.run.network = draw(3) == 0 ? planner::Network::kDirect : planner::Network::kRuntime;
   out.run.eager_sends = out.run.network == planner::Network::kRuntime && draw(2) == 1;
   const bool staggered = draw(2) == 1;

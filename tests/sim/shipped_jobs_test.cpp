@@ -18,6 +18,7 @@
 #include "profiles/job.hpp"
 #include "profiles/shipped.hpp"
 #include "sim/metrics.hpp"
+#include "sim/report.hpp"
 #include "sim/simulator.hpp"
 
 namespace {
@@ -89,4 +90,36 @@ TEST_CASE("simulate --job answers for every shipped model on every shipped GPU")
       CHECK_MESSAGE(answer->mfu > 0.1, model.name, " on ", gpu.name);
     }
   }
+}
+
+TEST_CASE("MFU and TFLOP/s per GPU of the shipped GPT-3 175B job: Narayanan et al.'s formulas") {
+  // profiles/jobs/gpt3-175b-a100-1024.json: GPT-3 175B (Brown et al.: l 96, h 12288, s 2048,
+  // vocabulary 50257), global batch B 1024, 1024 A100s at 312 TFLOP/s (BF16 dense), selective
+  // recomputation. Per iteration (Narayanan et al., SC '21, 5.1; Korthikanti et al. for the
+  // selective part):
+  //   model FLOPs     72 B s l h^2 + 12 B s^2 l h + 6 B s h V   (no recomputation)
+  //   hardware FLOPs  the same + 4 B s^2 l h                    (the attention core again)
+  // MFU = model FLOPs / (T x 1024 x 312e12); TFLOP/s per GPU = hardware FLOPs / (T x 1024) / 1e12,
+  // with T the iteration time `simulate` reports.
+  const auto job = recycle::profiles::load_job(std::string(RECYCLE_SOURCE_DIR) +
+                                               "/profiles/jobs/gpt3-175b-a100-1024.json");
+  const recycle::planner::JobModel jm = recycle::planner::job_model(job);
+  recycle::planner::GeneratorOptions gen;
+  gen.layout = jm.layout;
+  gen.model = jm.model;
+  const auto run = recycle::sim::simulate(recycle::planner::generate_fault_free(job.schedule, gen),
+                                          jm.model, {});
+  const auto metrics = recycle::sim::compute_metrics(run);
+  const double t = recycle::to_seconds(metrics.iteration_time);
+  const double b = 1024, s = 2048, l = 96, h = 12288, v = 50257, gpus = 1024, peak = 312e12;
+  const double model = 72 * b * s * l * h * h + 12 * b * s * s * l * h + 6 * b * s * h * v;
+  const double hardware = model + 4 * b * s * s * l * h;
+  const double mfu = model / (t * gpus * peak);
+  const double tflops = hardware / (t * gpus) / 1e12;
+  CHECK(jm.synthesis.mfu(t) == doctest::Approx(mfu).epsilon(1e-12));
+  CHECK(jm.synthesis.tflops_per_gpu(t) == doctest::Approx(tflops).epsilon(1e-12));
+  // What the report prints is the same figure.
+  const auto report = recycle::sim::report_json(run, metrics, &jm.synthesis);
+  CHECK(report["mfu"].get<double>() == doctest::Approx(mfu).epsilon(1e-12));
+  CHECK(report["tflops_per_gpu"].get<double>() == doctest::Approx(tflops).epsilon(1e-12));
 }

@@ -62,6 +62,7 @@
 #include "executor/runtime.hpp"
 #include "planner/lower.hpp"
 #include "planner/schedule.hpp"
+#include "planner/semantics.hpp"
 
 namespace recycle::executor {
 
@@ -82,6 +83,11 @@ namespace detail {
 
 constexpr std::int32_t kActivation = 0;  ///< message kind: input of F(v)
 constexpr std::int32_t kGradient = 1;    ///< message kind: output gradient for I/B(v)
+
+/// The message kind that carries what `producer` makes (planner/semantics.hpp).
+constexpr std::int32_t kind_of(planner::Producer producer) noexcept {
+  return producer == planner::Producer::kForward ? kActivation : kGradient;
+}
 
 using Clock = std::chrono::steady_clock;
 using ChunkKey = std::tuple<std::int32_t, std::int32_t, std::int32_t>;  ///< (v, owner, mb)
@@ -112,10 +118,7 @@ struct RunState {
   RunState(B& b, const RunConfig& c, Peers* p, const planner::Layout& l)
       : backend(b), config(c), peers(p), layout(l) {}
 
-  std::size_t flat(planner::WorkerId id) const {
-    return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout.pp) +
-           static_cast<std::size_t>(id.stage);
-  }
+  std::size_t flat(planner::WorkerId id) const { return layout.index(id); }
   std::size_t slot(std::int64_t iteration, std::int32_t owner, std::int32_t mb) const {
     return (static_cast<std::size_t>(iteration) * static_cast<std::size_t>(layout.dp) +
             static_cast<std::size_t>(owner)) *
@@ -352,9 +355,11 @@ class Worker {
   WorkerId worker_of(std::int32_t owner, std::int32_t v, std::int32_t mb) const {
     return shared_.routes.worker_of(owner, v, mb);
   }
-  Tensor take(std::int32_t kind, const Action& a, std::int32_t v, std::int64_t it) {
-    const WorkerId from = kind == kActivation ? worker_of(a.owner, v - 1, a.microbatch)
-                                              : worker_of(a.owner, v + 1, a.microbatch);
+  /// `a`'s data input `in`, made at virtual stage in.virtual_stage: from this worker, or from
+  /// the mailbox its transfer fills. Keyed by the reader's virtual stage.
+  Tensor take(const planner::DataInput& in, const Action& a, std::int64_t it) {
+    const std::int32_t kind = kind_of(in.producer), v = a.virtual_stage;
+    const WorkerId from = worker_of(a.owner, in.virtual_stage, a.microbatch);
     const LocalKey local{kind, v, a.owner, a.microbatch};
     if (from == id_) {
       const auto found = local_.find(local);
@@ -388,15 +393,15 @@ class Worker {
   Input fetch(const Action& a, std::int64_t it) {
     const std::int32_t v = a.virtual_stage, last = shared_.schedule.layout.virtual_stages() - 1;
     Input in;
-    if (a.type == ActionType::kForward) {
-      if (v == 0) {
-        in.resident = &backend_.input(w_, shared_.run.slot(it, a.owner, a.microbatch));
-      } else {
-        in.owned.emplace(take(kActivation, a, v, it));
-      }
-    } else if ((a.type == ActionType::kBackwardInput || a.type == ActionType::kBackward) &&
-               v < last) {
-      in.owned.emplace(take(kGradient, a, v, it));
+    // The first virtual stage's F reads the batch; every other input is what data_inputs names
+    // (the activations an I or W holds on this worker are the chunk's, kept apart).
+    if (a.type == ActionType::kForward && v == 0) {
+      in.resident = &backend_.input(w_, shared_.run.slot(it, a.owner, a.microbatch));
+      return in;
+    }
+    for (const planner::DataInput& input : planner::data_inputs(a.type, v, last)) {
+      if (input.same_worker) continue;
+      in.owned.emplace(take(input, a, it));
     }
     return in;
   }
@@ -405,8 +410,8 @@ class Worker {
     const std::int32_t v = a.virtual_stage, last = shared_.schedule.layout.virtual_stages() - 1;
     auto& chunk = chunks_[{v, a.owner, a.microbatch}];
     Tensor out = params_.at(v).forward(input, chunk);
-    if (v < last) {
-      keep(kActivation, v + 1, a, std::move(out));
+    if (const auto send = planner::output_of(a, last)) {
+      keep(kActivation, planner::partner(*send).virtual_stage, a, std::move(out));
     } else {
       last_outputs_.insert_or_assign(ChunkKey{v, a.owner, a.microbatch}, std::move(out));
     }
@@ -429,7 +434,8 @@ class Worker {
     }
     auto& chunk = chunks_.at({v, a.owner, a.microbatch});
     Tensor dx = params_.at(v).backward_input(loss_gradient ? *loss_gradient : input.get(), chunk);
-    if (v > 0) keep(kGradient, v - 1, a, std::move(dx));
+    if (const auto send = planner::output_of(a, last))
+      keep(kGradient, planner::partner(*send).virtual_stage, a, std::move(dx));
   }
 
   void backward_weight(const Action& a) {
@@ -463,10 +469,8 @@ class Worker {
         backward_weight(a);
         break;
       case ActionType::kSendF:
-        send(kActivation, a.virtual_stage + 1, a, it);
-        break;
       case ActionType::kSendB:
-        send(kGradient, a.virtual_stage - 1, a, it);
+        send(kind_of(planner::comm_compute(a.type)), planner::partner(a).virtual_stage, a, it);
         break;
       case ActionType::kRecvF:
       case ActionType::kRecvB:

@@ -77,7 +77,7 @@ class Cluster {
 
  private:
   [[nodiscard]] std::int64_t rank(WorkerId worker) const noexcept {
-    return static_cast<std::int64_t>(worker.dp) * pp_ + worker.stage;
+    return static_cast<std::int64_t>(worker_index(worker, static_cast<std::size_t>(pp_)));
   }
 
   bool free_ = true;

@@ -133,6 +133,14 @@ class Scheduler {
       input_cost_.push_back(in.costs->duration({ActionType::kBackwardInput, s, 0, 0}));
       weight_cost_.push_back(in.costs->duration({ActionType::kBackwardWeight, s, 0, 0}));
       backward_cost_.push_back(in.costs->duration({ActionType::kBackward, s, 0, 0}));
+      for (const ActionType type : kMade) {
+        // Only the readers whose last input this is: those it makes ready.
+        DataConsumers ready;
+        for (const DataConsumer& c : consumers_of(type, s, layout_.pp - 1)) {
+          if (c.completes) ready.consumers[static_cast<std::size_t>(ready.count++)] = c;
+        }
+        readers_.push_back(ready);
+      }
     }
     sent_.assign(4 * static_cast<std::size_t>(layout_.pp), -1);
     index_.assign(static_cast<std::size_t>(layout_.workers()), -1);
@@ -293,10 +301,7 @@ class Scheduler {
     }
   }
 
-  std::size_t flat(WorkerId id) const {
-    return static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout_.pp) +
-           static_cast<std::size_t>(id.stage);
-  }
+  std::size_t flat(WorkerId id) const { return layout_.index(id); }
   std::int32_t worker_index(std::int32_t owner, std::int32_t stage, std::int32_t mb) const {
     return index_[flat({routes_.dp_of(owner, stage, mb), stage})];
   }
@@ -422,30 +427,38 @@ class Scheduler {
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
     orders_[static_cast<std::size_t>(worker)].push_back({type, s, mb, owner});
 
+    // What this action made reaches its readers (planner/semantics.hpp, consumers_of); a reader
+    // is ready when the last of its inputs is made. The input queue holds a chunk's I, or its B
+    // when backwards are fused, and the weight queues its W after an I.
+    const Action made{type, s, mb, owner};
+    const ActionType gradient_reader =
+        in_.fuse_backward ? ActionType::kBackward : ActionType::kBackwardInput;
     std::int32_t other = -1;
-    if (type == ActionType::kForward) {
-      if (s + 1 < layout_.pp) {
-        other = worker_index(owner, s + 1, mb);
-        push_ready(workers_[static_cast<std::size_t>(other)].forward,
-                   {end + arrival({type, s, mb, owner}, worker, other), mb, owner});
-      } else {
-        push_ready(x.input, {end, mb, owner});
-      }
-    } else if (type != ActionType::kBackwardWeight) {
-      if (type == ActionType::kBackwardInput) {
-        Slice& q = owner == x.id.dp ? x.own_weight : x.rerouted_weight;
+    for (const DataConsumer& c : readers_[si * kMade.size() + made_kind(type)]) {
+      const std::int32_t reader = c.same_worker ? worker : worker_index(owner, c.virtual_stage, mb);
+      WorkerState& r = workers_[static_cast<std::size_t>(reader)];
+      if (c.type == ActionType::kForward) {
+        push_ready(r.forward, {end + arrival(made, worker, reader), mb, owner});
+      } else if (c.type == gradient_reader) {
+        push_ready(r.input, {end + arrival(made, worker, reader), mb, owner});
+      } else if (c.type == ActionType::kBackwardWeight && type == ActionType::kBackwardInput) {
+        Slice& q = owner == r.id.dp ? r.own_weight : r.rerouted_weight;
         weights_[q.tail++] = {mb, owner};
+      } else {
+        continue;
       }
-      // The gradient is ready upstream when this I ends: the upstream F ended before this
-      // stage's F started.
-      if (s > 0) {
-        other = worker_index(owner, s - 1, mb);
-        push_ready(workers_[static_cast<std::size_t>(other)].input,
-                   {end + arrival({type, s, mb, owner}, worker, other), mb, owner});
-      }
+      if (reader != worker) other = reader;
     }
     refresh(worker);
     if (other >= 0 && other != worker) refresh(other);
+  }
+
+  /// The compute actions the scheduler makes, in the order readers_ keeps their readers.
+  static constexpr std::array<ActionType, 4> kMade{ActionType::kForward, ActionType::kBackwardInput,
+                                                   ActionType::kBackwardWeight,
+                                                   ActionType::kBackward};
+  static std::size_t made_kind(ActionType type) {
+    return static_cast<std::size_t>(std::find(kMade.begin(), kMade.end(), type) - kMade.begin());
   }
 
   const ListScheduleInput& in_;
@@ -453,6 +466,8 @@ class Scheduler {
   RouteTable routes_;
   bool charged_ = false;  ///< transfers take time
   std::vector<Nanos> forward_cost_, input_cost_, weight_cost_, backward_cost_;  ///< per stage
+  /// Per stage and kind of action made (kMade): the readers it makes ready (consumers_of).
+  std::vector<DataConsumers> readers_;
   /// arrival() per stage, (F or I/B) x (other node or same node); -1 until computed
   std::vector<Nanos> sent_;
   /// Per worker: the node it lies wholly on, or -1 when it spans nodes (Cluster::same_node).

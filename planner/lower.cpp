@@ -39,8 +39,7 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
   std::vector<std::int32_t> worker_index(static_cast<std::size_t>(layout.workers()), -1);
   for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
     const WorkerId id = schedule.workers[w].id;
-    worker_index[static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout.pp) +
-                 static_cast<std::size_t>(id.stage)] = static_cast<std::int32_t>(w);
+    worker_index[layout.index(id)] = static_cast<std::int32_t>(w);
   }
 
   // The compute-only run: each compute's key. Without one (the computes deadlock), every key ties
@@ -106,9 +105,7 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
       const Action recv = partner(*send);
       const WorkerId to = routes.worker_of(a.owner, recv.virtual_stage, a.microbatch);
       if (to == worker.id) continue;
-      const std::int32_t r =
-          worker_index[static_cast<std::size_t>(to.dp) * static_cast<std::size_t>(layout.pp) +
-                       static_cast<std::size_t>(to.stage)];
+      const std::int32_t r = worker_index[layout.index(to)];
       RECYCLE_ASSERT(r >= 0, "a micro-batch routed to a worker that is not listed");
       const auto self = static_cast<std::int32_t>(i);
       const Key made = timed ? key_of(wi, self) : Key{0, 0};

@@ -13,8 +13,7 @@ namespace recycle::planner {
 namespace {
 
 std::size_t flat(const Layout& layout, std::int32_t dp, std::int32_t stage) {
-  return static_cast<std::size_t>(dp) * static_cast<std::size_t>(layout.pp) +
-         static_cast<std::size_t>(stage);
+  return layout.index({dp, stage});
 }
 
 /// Shared by both planners: the layout check and the dead-stage answer.

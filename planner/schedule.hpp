@@ -58,6 +58,9 @@ struct Layout {
     return virtual_stage / pp;
   }
   [[nodiscard]] std::int32_t workers() const noexcept { return dp * pp; }
+  /// Worker (dp, stage)'s place among the layout's workers, dp-major: `dp * pp + stage`, the one
+  /// numbering of workers (global ranks, flat per-worker arrays). Defined below WorkerId.
+  [[nodiscard]] std::size_t index(const struct WorkerId& id) const noexcept;
 
   friend bool operator==(const Layout&, const Layout&) = default;
 };
@@ -74,6 +77,16 @@ struct WorkerId {
 
   friend auto operator<=>(const WorkerId&, const WorkerId&) = default;
 };
+
+/// Worker `id`'s place among workers of `pp` stages, dp-major (Layout::index, for code that
+/// keeps the stage count alone).
+[[nodiscard]] constexpr std::size_t worker_index(const WorkerId& id, std::size_t pp) noexcept {
+  return static_cast<std::size_t>(id.dp) * pp + static_cast<std::size_t>(id.stage);
+}
+
+inline std::size_t Layout::index(const WorkerId& id) const noexcept {
+  return worker_index(id, static_cast<std::size_t>(pp));
+}
 
 /// "(dp,stage)", as used in messages.
 [[nodiscard]] std::string to_string(WorkerId id);

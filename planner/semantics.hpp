@@ -96,7 +96,8 @@ struct DataInputs {
 ///  F(v) needs F(v-1);
 ///  I(v) and B(v) need F(v) on their own worker and the gradient of I/B(v+1) (none at the last);
 ///  W(v) needs I(v) on its own worker.
-/// Empty for non-compute actions.
+/// Listed in the order they are made (the last one completes the action's inputs). Empty for
+/// non-compute actions.
 [[nodiscard]] constexpr DataInputs data_inputs(ActionType type, std::int32_t virtual_stage,
                                                std::int32_t last) noexcept {
   DataInputs out;
@@ -127,6 +128,51 @@ struct DataInputs {
   return producer == Producer::kForward
              ? type == ActionType::kForward
              : type == ActionType::kBackwardInput || type == ActionType::kBackward;
+}
+
+/// A compute action that reads what another makes.
+struct DataConsumer {
+  ActionType type = ActionType::kForward;
+  std::int32_t virtual_stage = 0;
+  bool same_worker = false;  ///< held on the maker's worker (else it may arrive by a transfer)
+  /// This input is the consumer's last to be made: a backward's gradient comes from the stage
+  /// after it, whose F followed this stage's, so it is made after the backward's own activations.
+  bool completes = false;
+};
+
+struct DataConsumers {
+  std::array<DataConsumer, 4> consumers{};
+  std::int32_t count = 0;
+
+  [[nodiscard]] constexpr const DataConsumer* begin() const noexcept { return consumers.data(); }
+  [[nodiscard]] constexpr const DataConsumer* end() const noexcept {
+    return consumers.data() + count;
+  }
+};
+
+/// Who reads what a compute action of `type` at `virtual_stage` makes, read off data_inputs
+/// (rules 1-3 in the other direction, not a second copy of them): every compute action at the
+/// same or a neighbouring virtual stage one of whose inputs this action produces. F(v): F(v+1),
+/// I(v), B(v); I(v): I(v-1), B(v-1), W(v); B(v): I(v-1), B(v-1) (and a W(v) that a fused B
+/// never has); W: nobody.
+[[nodiscard]] constexpr DataConsumers consumers_of(ActionType type, std::int32_t virtual_stage,
+                                                   std::int32_t last) noexcept {
+  DataConsumers out;
+  constexpr std::array<ActionType, 4> kComputes{ActionType::kForward, ActionType::kBackwardInput,
+                                                ActionType::kBackwardWeight, ActionType::kBackward};
+  for (std::int32_t v = virtual_stage - 1; v <= virtual_stage + 1; ++v) {
+    if (v < 0 || v > last) continue;
+    for (const ActionType consumer : kComputes) {
+      const DataInputs inputs = data_inputs(consumer, v, last);
+      for (std::int32_t k = 0; k < inputs.count; ++k) {
+        const DataInput& in = inputs.inputs[static_cast<std::size_t>(k)];
+        if (in.virtual_stage != virtual_stage || !produces(type, in.producer)) continue;
+        out.consumers[static_cast<std::size_t>(out.count++)] = {consumer, v, in.same_worker,
+                                                                k == inputs.count - 1};
+      }
+    }
+  }
+  return out;
 }
 
 /// The send that carries what a compute action at `virtual_stage` produces to the next consumer

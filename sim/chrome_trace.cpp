@@ -62,7 +62,7 @@ std::string ChromeTraceWriter::finish() && {
 }
 
 std::int64_t ChromeTraceWriter::pid_of(planner::WorkerId id) const noexcept {
-  return static_cast<std::int64_t>(id.dp) * pp_ + id.stage + 1;
+  return static_cast<std::int64_t>(planner::worker_index(id, static_cast<std::size_t>(pp_))) + 1;
 }
 
 void ChromeTraceWriter::event(const std::string& text) {

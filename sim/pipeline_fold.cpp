@@ -165,8 +165,7 @@ FoldMap::FoldMap(const PipelineFold& fold, const Schedule& whole,
   at_.assign(static_cast<std::size_t>(whole.layout.workers()), -1);
   for (std::size_t i = 0; i < workers; ++i) {
     const WorkerId id = whole.workers[i].id;
-    at_[static_cast<std::size_t>(id.dp) * pp_ + static_cast<std::size_t>(id.stage)] =
-        static_cast<std::int32_t>(i);
+    at_[planner::worker_index(id, pp_)] = static_cast<std::int32_t>(i);
   }
   ran_first_send_.assign(ran + 1, 0);
   whole_of_.resize(ran);
@@ -175,7 +174,7 @@ FoldMap::FoldMap(const PipelineFold& fold, const Schedule& whole,
   for (std::size_t r = 0; r < ran; ++r) {
     const WorkerId id = fold.schedule.workers[r].id;
     ran_first_send_[r + 1] = ran_first_send_[r] + sends[r];
-    whole_of_[r] = at_[static_cast<std::size_t>(id.dp) * pp_ + static_cast<std::size_t>(id.stage)];
+    whole_of_[r] = at_[planner::worker_index(id, pp_)];
     dp_[r] = id.dp;
     stage_[r] = id.stage;
   }

@@ -93,8 +93,7 @@ class FoldMap {
   [[nodiscard]] std::int32_t worker(std::int32_t r, std::int32_t w, bool shared) const noexcept {
     const auto k = static_cast<std::size_t>(r);
     if (shared || dp_[k] != source_dp_[static_cast<std::size_t>(w)]) return whole_of_[k];
-    return at_[static_cast<std::size_t>(own_dp_[static_cast<std::size_t>(w)]) * pp_ +
-               static_cast<std::size_t>(stage_[k])];
+    return at_[planner::worker_index({own_dp_[static_cast<std::size_t>(w)], stage_[k]}, pp_)];
   }
   /// The whole run's number for transfer `t` of the simulated run (sent by simulated worker `r`)
   /// as whole worker `w` sends it.

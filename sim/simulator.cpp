@@ -29,8 +29,7 @@ void check_workers(const planner::Schedule& schedule, const std::string& source)
     if (id.dp < 0 || id.dp >= layout.dp || id.stage < 0 || id.stage >= layout.pp) {
       throw InputError(source, "worker " + planner::to_string(id) + " is outside the layout");
     }
-    if (seen[static_cast<std::size_t>(id.dp) * static_cast<std::size_t>(layout.pp) +
-             static_cast<std::size_t>(id.stage)]++ > 0) {
+    if (seen[layout.index(id)]++ > 0) {
       throw InputError(source, "worker " + planner::to_string(id) + " is listed twice");
     }
     if (ws.actions.empty())

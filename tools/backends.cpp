@@ -53,9 +53,7 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
       s.shared = executor::cuda::place(schedule, here).shared;
       const auto workers = static_cast<std::size_t>(schedule.layout.workers());
       for (const planner::WorkerSchedule& w : schedule.workers) {
-        const std::size_t flat =
-            static_cast<std::size_t>(w.id.dp) * static_cast<std::size_t>(schedule.layout.pp) +
-            static_cast<std::size_t>(w.id.stage);
+        const std::size_t flat = schedule.layout.index(w.id);
         const int machine =
             executor::process_of(flat, workers, processes->size()) / std::max(1, here.node.size);
         s.unit_of.push_back(static_cast<std::int32_t>(s.shared ? machine : flat));

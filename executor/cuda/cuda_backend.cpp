@@ -409,7 +409,7 @@ GpuPlacement place(const planner::Schedule& schedule, const std::optional<Proces
   // The workers in the order run_schedule numbers them (its index).
   std::vector<std::optional<std::size_t>> slot;
   for (const auto& [id, stages] : detail::stages_held(schedule)) {
-    const std::size_t f = static_cast<std::size_t>(id.dp) * pp + static_cast<std::size_t>(id.stage);
+    const std::size_t f = planner::worker_index(id, pp);
     const int p = process_of(f, workers, process->processes);
     slot.push_back(p == process->rank ? std::optional(f - first.at(p)) : std::nullopt);
   }

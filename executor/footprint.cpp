@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace recycle::executor {
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "executor/stage_math.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
 
 namespace recycle::executor {
 

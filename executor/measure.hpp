@@ -8,7 +8,7 @@
 
 #include "core/units.hpp"
 #include "executor/stage_math.hpp"
-#include "planner/costs.hpp"
+#include "planner/language/costs.hpp"
 #include "profiles/profile.hpp"
 
 namespace recycle::executor {

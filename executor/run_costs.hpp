@@ -6,7 +6,7 @@
 #pragma once
 
 #include "executor/runtime.hpp"
-#include "planner/costs.hpp"
+#include "planner/language/costs.hpp"
 
 namespace recycle::executor {
 

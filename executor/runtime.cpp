@@ -20,8 +20,8 @@
 #include "executor/heartbeat.hpp"
 #include "executor/placement.hpp"
 #include "executor/run_schedule.hpp"
-#include "planner/lower.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace recycle::executor {
 

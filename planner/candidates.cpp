@@ -8,9 +8,9 @@
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "planner/generators.hpp"
+#include "planner/language/semantics.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/order_search.hpp"
-#include "planner/semantics.hpp"
 
 namespace recycle::planner {
 

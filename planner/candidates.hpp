@@ -7,8 +7,8 @@
 //     arrive); on a fault-free layout also 1F1B with its backward split into I and W and ZB-H1,
 //     when they fit the memory.
 //  2. Objective: the steady-state period under the schedule's optimizer mode, then the first
-//     iteration's makespan, on the direct network of planner/period.hpp (transfer times from the
-//     cost model, nothing on a free network). The first best candidate wins.
+//     iteration's makespan, on the direct network of planner/timing/period.hpp (transfer times from
+//     the cost model, nothing on a free network). The first best candidate wins.
 //  3. Search (optional, small layouts): the order search of planner/order_search.hpp from the
 //     winner and from list schedules whose ties between micro-batches follow random ranks.
 //  4. On a network that is not free, small layouts: the candidates and the search's result are
@@ -28,9 +28,9 @@
 #include <cstdint>
 #include <vector>
 
-#include "planner/cost_model.hpp"
-#include "planner/period.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 
 namespace recycle::planner {
 

@@ -19,7 +19,7 @@
 //    fit the limit (the validator's count).
 //  - Objective: the MILP minimizes one iteration's makespan. With the optimizer barrier that is
 //    the period's (every iteration starts from the barrier); with a staggered optimizer the period
-//    of the MILP's schedule is checked on the execution graph (planner/period.hpp) and the
+//    of the MILP's schedule is checked on the execution graph (planner/timing/period.hpp) and the
 //    heuristic's plan is kept when its (period, makespan) is better.
 #pragma once
 
@@ -31,9 +31,9 @@
 
 #include "core/units.hpp"
 #include "planner/candidates.hpp"
-#include "planner/costs.hpp"
+#include "planner/language/costs.hpp"
+#include "planner/language/schedule.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/schedule.hpp"
 
 namespace recycle::planner {
 
@@ -64,12 +64,13 @@ struct ExactResult {
   bool feasible = false;
   std::string reason;    ///< why not, when infeasible (a stage with no live replica)
   bool optimal = false;  ///< the MILP's makespan is proven optimal for these routes and memory
-  Nanos makespan = 0;    ///< of `schedule`, by planner/timing.hpp
-  Nanos period = 0;      ///< of `schedule`: its steady state (planner/period.hpp)
+  Nanos makespan = 0;    ///< of `schedule`, by planner/timing/timing.hpp
+  Nanos period = 0;      ///< of `schedule`: its steady state (planner/timing/period.hpp)
   Nanos objective = 0;   ///< the shortest makespan found on these routes (the MILP's or the plan's)
   Nanos lower_bound = 0;  ///< proven: no schedule on these routes has a shorter makespan
-  /// The makespan of the MILP's own best schedule (planner/timing.hpp), before it is compared
-  /// with the heuristic's; 0 when the MILP found none shorter than the incumbent or did not run.
+  /// The makespan of the MILP's own best schedule (planner/timing/timing.hpp), before it is
+  /// compared with the heuristic's; 0 when the MILP found none shorter than the incumbent or did
+  /// not run.
   Nanos milp_makespan = 0;
   Nanos heuristic_makespan = 0;  ///< of plan_recycle's schedule, the MIP start
   Nanos heuristic_period = 0;    ///< its steady state

@@ -7,10 +7,10 @@
 
 #include "core/error.hpp"
 #include "planner/candidates.hpp"
+#include "planner/language/semantics.hpp"
+#include "planner/language/work_limits.hpp"
 #include "planner/list_scheduler.hpp"
-#include "planner/memory.hpp"
-#include "planner/semantics.hpp"
-#include "planner/work_limits.hpp"
+#include "planner/timing/memory.hpp"
 
 namespace recycle::planner {
 

@@ -1,7 +1,7 @@
 // Fault-free schedule generators: pure functions of the layout (and, for the memory-aware ones,
 // the costs, the limit and the optimizer mode). Each writes the compute-action order of one
-// pipeline's stages; every pipeline runs the same order. planner/lower.hpp adds communication and
-// the optimizer step.
+// pipeline's stages; every pipeline runs the same order. planner/timing/lower.hpp adds
+// communication and the optimizer step.
 //
 //  gpipe        all forwards, then all backwards (B)
 //  1f1b         warm-up of pp - s - 1 forwards on stage s, then one forward one backward
@@ -26,9 +26,9 @@
 #include <string_view>
 #include <vector>
 
-#include "planner/cost_model.hpp"
-#include "planner/period.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 
 namespace recycle::planner {
 

@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/work_limits.hpp"
+#include "planner/language/work_limits.hpp"
 
 namespace recycle::planner {
 

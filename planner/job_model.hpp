@@ -8,8 +8,8 @@
 
 #include <string_view>
 
-#include "planner/cost_model.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
 #include "profiles/job.hpp"
 
 namespace recycle::planner {

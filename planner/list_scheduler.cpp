@@ -6,8 +6,8 @@
 #include <map>
 
 #include "core/error.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/semantics.hpp"
+#include "planner/language/semantics.hpp"
+#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 
@@ -427,9 +427,9 @@ class Scheduler {
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
     orders_[static_cast<std::size_t>(worker)].push_back({type, s, mb, owner});
 
-    // What this action made reaches its readers (planner/semantics.hpp, consumers_of); a reader
-    // is ready when the last of its inputs is made. The input queue holds a chunk's I, or its B
-    // when backwards are fused, and the weight queues its W after an I.
+    // What this action made reaches its readers (planner/language/semantics.hpp, consumers_of); a
+    // reader is ready when the last of its inputs is made. The input queue holds a chunk's I, or
+    // its B when backwards are fused, and the weight queues its W after an I.
     const Action made{type, s, mb, owner};
     const ActionType gradient_reader =
         in_.fuse_backward ? ActionType::kBackward : ActionType::kBackwardInput;

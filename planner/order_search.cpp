@@ -7,8 +7,8 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/semantics.hpp"
+#include "planner/language/semantics.hpp"
+#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 

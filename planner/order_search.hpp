@@ -4,7 +4,7 @@
 // pipeline's own constraints.
 //
 // A schedule is one order per worker. It is timed by the execution graph of
-// planner/execution_graph.hpp (the direct network: a remote input arrives after its transfer
+// planner/timing/execution_graph.hpp (the direct network: a remote input arrives after its transfer
 // time), which the search reorders in place, so the dependencies, the all-reduce and the
 // optimizer's barrier or stagger are the rules every other consumer uses. Schedules compare by
 // (steady-state period, first-iteration makespan, number of actions on a longest path of the last
@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "planner/cost_model.hpp"
-#include "planner/period.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 
 namespace recycle::planner {
 

@@ -5,8 +5,8 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
-#include "planner/failures.hpp"
-#include "planner/work_limits.hpp"
+#include "planner/language/failures.hpp"
+#include "planner/planning_work.hpp"
 
 namespace recycle::planner {
 

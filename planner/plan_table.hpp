@@ -1,7 +1,7 @@
 // The plan table: ReCycle plans precomputed for every canonical failure set up to a bound, so a
 // failure at run time costs a lookup, not a solve (DESIGN.md, "The ReCycle planner", step 4).
-// Plans are stored in canonical labels (planner/failures.hpp); a lookup canonicalizes the failure
-// set, finds its plan and relabels it back.
+// Plans are stored in canonical labels (planner/language/failures.hpp); a lookup canonicalizes the
+// failure set, finds its plan and relabels it back.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,7 @@ struct PlanTable {
 
 /// Plans every canonical failure set of up to `max_failures` workers, on the process's cores;
 /// refuses with InputError naming --max-failures, before planning any, a table whose planning
-/// work passes kMaxPlanningWork (planner/work_limits.hpp).
+/// work passes kMaxPlanningWork (planner/planning_work.hpp).
 [[nodiscard]] PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures);
 
 /// The plan for `failed` (original labels), or nullopt if the table does not hold its canonical

@@ -3,9 +3,9 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
-#include "planner/failures.hpp"
-#include "planner/schedule_io.hpp"
-#include "planner/validator.hpp"
+#include "planner/language/failures.hpp"
+#include "planner/timing/schedule_io.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace recycle::planner {
 

@@ -4,9 +4,9 @@
 #include <tuple>
 
 #include "core/error.hpp"
-#include "planner/failures.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/list_scheduler.hpp"
-#include "planner/memory.hpp"
+#include "planner/timing/memory.hpp"
 
 namespace recycle::planner {
 

@@ -12,10 +12,10 @@
 //     idle time, within the memory limit.
 //  3. Staggered optimizer: each stage steps its optimizer when its own Ws are reduced, so the next
 //     iteration's forwards fill the gap its deferred Ws leave. The plan's objective is the
-//     steady-state period under the optimizer mode it is made for (planner/period.hpp), so the
-//     orders are chosen for what staggering buys.
-// Plans are made on the canonical form of the failure set (planner/failures.hpp) and relabelled,
-// when the cluster's pipelines are interchangeable; in their own labels otherwise.
+//     steady-state period under the optimizer mode it is made for (planner/timing/period.hpp), so
+//     the orders are chosen for what staggering buys.
+// Plans are made on the canonical form of the failure set (planner/language/failures.hpp) and
+// relabelled, when the cluster's pipelines are interchangeable; in their own labels otherwise.
 #pragma once
 
 #include <cstdint>
@@ -24,9 +24,9 @@
 #include <vector>
 
 #include "planner/candidates.hpp"
-#include "planner/cost_model.hpp"
-#include "planner/period.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 
 namespace recycle::planner {
 

@@ -1,6 +1,6 @@
 // What moving bytes costs: one link's latency and bandwidth, and a ring all-reduce over it. The
-// one definition of both, used by the cluster model (planner/cluster.hpp) for pipeline transfers
-// and gradient all-reduces, and by the synthesizer (profiles/synthesizer.hpp) for the
+// one definition of both, used by the cluster model (planner/timing/cluster.hpp) for pipeline
+// transfers and gradient all-reduces, and by the synthesizer (profiles/synthesizer.hpp) for the
 // tensor-parallel collectives inside a layer.
 #pragma once
 

@@ -21,8 +21,8 @@ namespace recycle::profiles {
 
 /// The largest byte counts a profile may hold, so that every sum a worker makes of them fits 64
 /// bits: a micro-batch's activations or output on a stage, 2^39 (550 GB; a worker holds at most
-/// 2^23 chunks at once, planner/work_limits.hpp); a stage's weights or optimizer state, 2^50; one
-/// GPU's memory, 2^50 (a worker has at most 1024 GPUs).
+/// 2^23 chunks at once, planner/language/work_limits.hpp); a stage's weights or optimizer state,
+/// 2^50; one GPU's memory, 2^50 (a worker has at most 1024 GPUs).
 inline constexpr Bytes kMaxMicrobatchBytes = Bytes{1} << 39;
 inline constexpr Bytes kMaxStageBytes = Bytes{1} << 50;
 inline constexpr Bytes kMaxGpuMemoryBytes = Bytes{1} << 50;
@@ -46,7 +46,7 @@ struct HardwareSpec {
   Nanos inter_node_latency = 0;
   Bytes memory_bytes = 0;  ///< per GPU
   /// The bus bandwidth (nccl-tests' busbw) of a gradient all-reduce when it is measured apart
-  /// from the links; 0: not given, a ring over the links' bandwidth (planner/cluster.hpp).
+  /// from the links; 0: not given, a ring over the links' bandwidth (planner/timing/cluster.hpp).
   BytesPerSecond all_reduce_bus_bandwidth = 0;
 };
 
@@ -56,8 +56,8 @@ struct Profile {
   std::vector<StageProfile> stages;
   HardwareSpec hardware;
   /// The loss of one micro-batch and its gradient, computed by the last virtual stage at the
-  /// start of its I: charged to that virtual stage alone (planner/profile_costs.hpp), not split
-  /// over a stage's chunks. Measured profiles time it; 0 where the stages' costs include it.
+  /// start of its I: charged to that virtual stage alone (planner/timing/profile_costs.hpp), not
+  /// split over a stage's chunks. Measured profiles time it; 0 where the stages' costs include it.
   Nanos loss = 0;
 
   /// The memory of one worker: its tensor-parallel group's GPUs together; 0: not given.

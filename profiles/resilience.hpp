@@ -1,7 +1,7 @@
 // The resilience blocks of a job file: the cluster the job runs on (nodes, spares, placement), how
 // failures are detected, how it checkpoints and what restarting costs. `recycle replay` and
-// `recycle study` read them (sim/replay.hpp, docs/policies.md); every field has a default, so a
-// job file without them replays on exactly the nodes its parallel block needs.
+// `recycle study` read them (sim/replay/replay.hpp, docs/policies.md); every field has a default,
+// so a job file without them replays on exactly the nodes its parallel block needs.
 #pragma once
 
 #include <cstdint>

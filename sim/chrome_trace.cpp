@@ -4,7 +4,7 @@
 
 #include <iterator>
 
-#include "planner/semantics.hpp"
+#include "planner/language/semantics.hpp"
 
 namespace recycle::sim {
 

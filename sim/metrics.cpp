@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "planner/semantics.hpp"
+#include "planner/language/semantics.hpp"
 
 namespace recycle::sim {
 

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
 #include "sim/simulator.hpp"
 
 namespace recycle::sim {

@@ -62,7 +62,7 @@ std::optional<PipelineFold> fold_pipelines(const Schedule& schedule,
     return workers[static_cast<std::size_t>(first[d]) + s].actions;
   };
   // Where a pipeline starts within its node: pipelines that start at the same offset have the same
-  // workers on the same nodes (planner/cluster.hpp places rank dp x pp + stage), so the same
+  // workers on the same nodes (planner/timing/cluster.hpp places rank dp x pp + stage), so the same
   // transfers stay inside a node.
   const planner::Cluster& cluster = model.cluster;
   const auto offset = [&](std::size_t d) -> std::int64_t {

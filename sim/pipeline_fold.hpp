@@ -4,7 +4,8 @@
 // A pipeline folds onto an earlier one when
 //  - both have every stage's worker, run only their own micro-batches and appear in no route;
 //  - their workers' lists are the same action for action (the owner aside);
-//  - both start at the same offset within a node (planner/cluster.hpp places rank dp x pp + stage
+//  - both start at the same offset within a node (planner/timing/cluster.hpp places rank dp x pp +
+//  stage
 //    on consecutive GPUs; any offset when the network is free or every pipeline fills whole
 //    nodes), so every transfer of one costs what the same transfer of the other costs;
 //  - the schedule lists its workers sorted by (dp, stage), as schedules do.
@@ -25,8 +26,8 @@
 #include <utility>
 #include <vector>
 
-#include "planner/cost_model.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
 
 namespace recycle::sim {
 

@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "planner/lower.hpp"
+#include "planner/timing/lower.hpp"
 
 namespace recycle::sim {
 

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "planner/cost_model.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::sim {
 

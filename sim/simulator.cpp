@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/lower.hpp"
+#include "planner/timing/execution_graph.hpp"
+#include "planner/timing/lower.hpp"
 #include "sim/pipeline_fold.hpp"
 
 namespace recycle::sim {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/units.hpp"
-#include "planner/period.hpp"
+#include "planner/timing/period.hpp"
 
 namespace recycle::sim {
 

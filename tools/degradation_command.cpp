@@ -13,9 +13,9 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
-#include "planner/memory.hpp"
+#include "planner/planning_work.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/work_limits.hpp"
+#include "planner/timing/memory.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tools/command.hpp"
@@ -81,7 +81,7 @@ int run_degradation(const DegradationOptions& o) {
   const planner::CostModel& model = on.model;
   const planner::Costs& costs = model.compute;
   // What ReCycle plans for: the given limit, or pp, lowered on each stage to what fits (the
-  // planner's own rule, planner/memory.hpp).
+  // planner's own rule, planner/timing/memory.hpp).
   const std::vector<std::int32_t> limits =
       planner::planning_limits(model, layout, o.memory_limit, layout.pp);
   const std::int32_t least = *std::min_element(limits.begin(), limits.end());

@@ -6,8 +6,8 @@
 #include "core/error.hpp"
 #include "core/parse.hpp"
 #include "planner/generators.hpp"
-#include "planner/profile_costs.hpp"
-#include "planner/work_limits.hpp"
+#include "planner/language/work_limits.hpp"
+#include "planner/timing/profile_costs.hpp"
 
 namespace recycle::tools {
 

@@ -11,11 +11,11 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/cost_model.hpp"
-#include "planner/costs.hpp"
 #include "planner/job_model.hpp"
-#include "planner/period.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/costs.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 #include "profiles/profile.hpp"
 
 namespace recycle::tools {

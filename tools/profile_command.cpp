@@ -14,7 +14,7 @@
 #include "core/parallel.hpp"
 #include "executor/measure.hpp"
 #include "planner/job_model.hpp"
-#include "planner/memory.hpp"
+#include "planner/timing/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/profile.hpp"
 #include "tools/backends.hpp"

@@ -1,5 +1,5 @@
 // recycle replay: a job moved through a failure trace under the resilience policies
-// (sim/replay.hpp, docs/policies.md).
+// (sim/replay/replay.hpp, docs/policies.md).
 #include <unistd.h>
 
 #include <chrono>
@@ -16,9 +16,9 @@
 #include "core/parse.hpp"
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
-#include "sim/replay.hpp"
-#include "sim/replay_report.hpp"
-#include "sim/step_table.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_report.hpp"
+#include "sim/replay/step_table.hpp"
 #include "tools/command.hpp"
 #include "tools/trace_source.hpp"
 #include "traces/import.hpp"

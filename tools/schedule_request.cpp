@@ -4,13 +4,13 @@
 
 #include "core/error.hpp"
 #include "planner/exact_planner.hpp"
-#include "planner/failures.hpp"
 #include "planner/generators.hpp"
-#include "planner/memory.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/plan_table_io.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/memory.hpp"
+#include "planner/timing/validator.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/whole_range.hpp"
 
@@ -84,7 +84,7 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
   options.layout = layout;
   options.failed = failed;
   options.costs = costs;
-  // One limit for every stage: the tightest of what fits each (planner/memory.hpp).
+  // One limit for every stage: the tightest of what fits each (planner/timing/memory.hpp).
   const auto limits = planner::planning_limits(model, layout, memory_limit, layout.pp);
   options.memory_limit = *std::min_element(limits.begin(), limits.end());
   options.time_limit = time_limit_s;

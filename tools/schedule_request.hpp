@@ -8,10 +8,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include "planner/cost_model.hpp"
-#include "planner/costs.hpp"
+#include "planner/language/costs.hpp"
+#include "planner/language/schedule.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
 
 namespace recycle::tools {
 

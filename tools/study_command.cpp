@@ -1,5 +1,5 @@
 // recycle study: a what-if grid of job variants replayed under the resilience policies, sharded
-// for job arrays, and `recycle study merge` (sim/study.hpp, docs/policies.md).
+// for job arrays, and `recycle study merge` (sim/replay/study.hpp, docs/policies.md).
 #include <optional>
 #include <string>
 #include <vector>
@@ -10,7 +10,7 @@
 #include "core/file_io.hpp"
 #include "core/json.hpp"
 #include "core/parse.hpp"
-#include "sim/study.hpp"
+#include "sim/replay/study.hpp"
 #include "tools/command.hpp"
 #include "tools/trace_source.hpp"
 #include "tools/whole_range.hpp"

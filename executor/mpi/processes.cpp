@@ -20,7 +20,7 @@
 
 #include "core/error.hpp"
 #include "executor/peers.hpp"
-#include "planner/schedule_io.hpp"
+#include "planner/timing/schedule_io.hpp"
 
 namespace recycle::executor::mpi {
 

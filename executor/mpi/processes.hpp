@@ -25,7 +25,7 @@
 #include "core/units.hpp"
 #include "executor/peers.hpp"
 #include "executor/runtime.hpp"
-#include "planner/schedule.hpp"
+#include "planner/language/schedule.hpp"
 
 namespace recycle::executor::mpi {
 

@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/lower.hpp"
 
 namespace {
 

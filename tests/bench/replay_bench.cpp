@@ -14,7 +14,7 @@
 
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
-#include "sim/replay.hpp"
+#include "sim/replay/replay.hpp"
 #include "traces/generator.hpp"
 #include "traces/import.hpp"
 #include "traces/presets.hpp"

@@ -1,5 +1,4 @@
 // Simulator benchmarks (DESIGN.md, "Performance targets"):
-//  - the engine: >= 10 million events per second on one core;
 //  - one iteration of 16,384 GPUs (TP 8 -> 2,048 workers: PP 16, DP 128, 64 micro-batches, ZB-H1,
 //    a profile with communication) in < 100 ms and < 200 MB;
 //  - cost linear in the number of actions: DP 8, 32, 128, 512, 2048 (16x and 4x smaller and
@@ -10,34 +9,12 @@
 
 #include "planner/generators.hpp"
 #include "planner/recycle_planner.hpp"
-#include "sim/event_queue.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
 namespace {
 
 using namespace recycle;
-
-/// Hold model: `pending` events in the queue; each step pops the earliest and pushes one a
-/// pseudo-random time later, so the heap stays at its size (the simulator's steady state).
-void BM_EventQueueHold(benchmark::State& state) {
-  const auto pending = static_cast<std::int32_t>(state.range(0));
-  sim::EventQueue q;
-  std::uint64_t x = 88172645463325252ULL;
-  const auto next_delay = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return static_cast<Nanos>(x % 1'000'000);
-  };
-  for (std::int32_t i = 0; i < pending; ++i) q.push(next_delay(), 0, i);
-  for (auto _ : state) {
-    const auto e = q.pop();
-    q.push(e->time + next_delay(), e->kind, e->subject);
-  }
-  state.SetItemsProcessed(state.iterations());  // events per second
-}
-BENCHMARK(BM_EventQueueHold)->Arg(64)->Arg(2'048)->Arg(65'536);
 
 /// A GPT-3-like stage on 8-GPU H100 nodes with TP 8 (one worker per node): 20 ms F, 20 ms I,
 /// 15 ms W per micro-batch, 5 ms optimizer, 48 MB activations sent between stages over 8 x 50 GB/s,

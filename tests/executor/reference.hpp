@@ -12,8 +12,8 @@
 
 #include "executor/runtime.hpp"
 #include "executor/stage_math.hpp"
+#include "planner/language/schedule.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/schedule.hpp"
 
 namespace recycle::executor::testing {
 

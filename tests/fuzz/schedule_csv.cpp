@@ -1,6 +1,6 @@
 // PyTorch schedule CSV (compute_only and compute_comms): read and validate.
-#include "planner/schedule_io.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/schedule_io.hpp"
+#include "planner/timing/validator.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {

@@ -1,5 +1,5 @@
 // The replay's measured step-time table (CSV).
-#include "sim/step_table.hpp"
+#include "sim/replay/step_table.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {

@@ -3,7 +3,7 @@
 
 #include <vector>
 
-#include "planner/cluster.hpp"
+#include "planner/timing/cluster.hpp"
 
 using recycle::Nanos;
 using recycle::planner::Cluster;

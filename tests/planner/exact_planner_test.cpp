@@ -12,12 +12,12 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "planner/cost_model.hpp"
-#include "planner/failures.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace {
 

@@ -10,10 +10,10 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "planner/cost_model.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/lower.hpp"
-#include "planner/period.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/execution_graph.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/period.hpp"
 
 namespace {
 

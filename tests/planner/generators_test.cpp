@@ -11,8 +11,8 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace {
 

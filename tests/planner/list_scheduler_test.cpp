@@ -12,11 +12,11 @@
 #include <utility>
 #include <vector>
 
-#include "planner/failures.hpp"
-#include "planner/period.hpp"
+#include "planner/language/failures.hpp"
+#include "planner/language/semantics.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/semantics.hpp"
-#include "planner/timing.hpp"
+#include "planner/timing/period.hpp"
+#include "planner/timing/timing.hpp"
 
 namespace {
 

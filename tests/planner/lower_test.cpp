@@ -13,13 +13,13 @@
 #include <tuple>
 #include <vector>
 
-#include "planner/cost_model.hpp"
-#include "planner/execution_graph.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/execution_graph.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace {
 

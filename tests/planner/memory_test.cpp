@@ -1,4 +1,4 @@
-// Memory in bytes (planner/memory.hpp): what fits each stage's workers, the peak a schedule
+// Memory in bytes (planner/timing/memory.hpp): what fits each stage's workers, the peak a schedule
 // reaches, and the planners keeping to it. Expected values are worked out by hand from the
 // profiles below.
 #include <doctest/doctest.h>
@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "planner/memory.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/memory.hpp"
 #include "profiles/profile.hpp"
 #include "test_helpers.hpp"
 

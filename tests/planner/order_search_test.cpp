@@ -7,12 +7,12 @@
 
 #include <tuple>
 
-#include "planner/failures.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/list_scheduler.hpp"
-#include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/period.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 #include "tests/planner/test_helpers.hpp"
 
 using namespace recycle::planner;

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 #include "core/json.hpp"
-#include "planner/profile_costs.hpp"
+#include "planner/timing/profile_costs.hpp"
 #include "profiles/profile.hpp"
 
 namespace {

@@ -10,14 +10,14 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "planner/candidates.hpp"
-#include "planner/failures.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/list_scheduler.hpp"
-#include "planner/lower.hpp"
-#include "planner/period.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/period.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 
 using namespace recycle::planner;
 using recycle::Nanos;

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "planner/semantics.hpp"
+#include "planner/language/semantics.hpp"
 
 namespace {
 

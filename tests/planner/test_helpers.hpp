@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "planner/cost_model.hpp"
-#include "planner/failures.hpp"
 #include "planner/generators.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace recycle::planner::testing {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
-#include "planner/timing.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/timing.hpp"
 
 namespace {
 

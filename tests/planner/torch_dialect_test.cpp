@@ -20,10 +20,10 @@
 #include "core/csv.hpp"
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
-#include "planner/schedule_io.hpp"
-#include "planner/torch_dialect.hpp"
-#include "planner/validator.hpp"
+#include "planner/language/torch_dialect.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/schedule_io.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/validator.hpp"
 
 namespace {
 

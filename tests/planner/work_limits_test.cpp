@@ -1,4 +1,5 @@
-#include "planner/work_limits.hpp"
+#include "planner/language/work_limits.hpp"
+#include "planner/planning_work.hpp"
 
 #include <doctest/doctest.h>
 

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "planner/cost_model.hpp"
 #include "planner/generators.hpp"
-#include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "planner/timing/period.hpp"
 #include "tests/shared_data.hpp"
 
 namespace {

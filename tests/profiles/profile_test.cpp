@@ -101,7 +101,7 @@ TEST_CASE("profile errors name the field") {
 }
 
 TEST_CASE("byte counts are bounded so that a worker's sums of them fit 64 bits") {
-  // planner/memory.cpp asserts that the sums fit; here, that the reader holds to the bounds.
+  // planner/timing/memory.cpp asserts that the sums fit; here, that the reader holds to the bounds.
   std::string t = kTwoStages;
   CHECK(error_of(std::string(t).replace(t.find("1000"), 4, "549755813889")) ==
         "p.json: stages[0].activation_bytes: expected an integer in [0, 549755813888], got "

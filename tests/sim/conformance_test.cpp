@@ -5,8 +5,8 @@
 // every consumer must give the same answer:
 //  - the validator finds an order or deadlock violation exactly when the execution graph has a
 //    cycle, and exactly then the simulator refuses the schedule;
-//  - a valid schedule's one-iteration timing (planner/timing.hpp), the planner's period walk
-//    (planner/period.hpp) and the simulator's records agree;
+//  - a valid schedule's one-iteration timing (planner/timing/timing.hpp), the planner's period walk
+//    (planner/timing/period.hpp) and the simulator's records agree;
 //  - its lowering is valid and, on a free network, runs as the direct estimate the planners use;
 //  - the order search reports the steady state the execution graph gives its result.
 #include <doctest/doctest.h>
@@ -17,15 +17,15 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "planner/execution_graph.hpp"
-#include "planner/failures.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/order_search.hpp"
-#include "planner/period.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/execution_graph.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/period.hpp"
+#include "planner/timing/timing.hpp"
+#include "planner/timing/validator.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tests/sim/random_profile.hpp"

@@ -1,6 +1,7 @@
 // Schedules on which the validator and the simulator used to disagree, because each had its own
-// copy of the rules: now both read planner/semantics.hpp and planner/execution_graph.hpp, and for
-// each case here the validator's verdict and the simulator's agree.
+// copy of the rules: now both read planner/language/semantics.hpp and
+// planner/timing/execution_graph.hpp, and for each case here the validator's verdict and the
+// simulator's agree.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -9,8 +10,8 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
-#include "planner/validator.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/validator.hpp"
 #include "profiles/profile.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

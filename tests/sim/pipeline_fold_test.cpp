@@ -13,10 +13,10 @@
 
 #include "core/error.hpp"
 #include "core/rng.hpp"
-#include "planner/failures.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/lower.hpp"
 #include "sim/pipeline_fold.hpp"
 #include "sim/simulator.hpp"
 

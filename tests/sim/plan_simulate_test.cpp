@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "core/rng.hpp"
-#include "planner/failures.hpp"
 #include "planner/generators.hpp"
-#include "planner/lower.hpp"
-#include "planner/period.hpp"
+#include "planner/language/failures.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/lower.hpp"
+#include "planner/timing/period.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tests/sim/random_profile.hpp"

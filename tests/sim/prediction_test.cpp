@@ -1,5 +1,5 @@
-// A plan's predicted period (planner/period.hpp, what `recycle plan` writes as period_s) against
-// what the simulator reports for the same schedule (the last of four iterations), for every
+// A plan's predicted period (planner/timing/period.hpp, what `recycle plan` writes as period_s)
+// against what the simulator reports for the same schedule (the last of four iterations), for every
 // generator and for plans around failed workers, on a profile with a real network (four uneven
 // stages, two workers per node) under each network model. The two are computed differently (a
 // walk until the iterations repeat, and recorded iterations), so agreement is not given. A
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "planner/period.hpp"
+#include "planner/timing/period.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tests/sim/corpus.hpp"

@@ -14,7 +14,7 @@
 #include "core/json.hpp"
 #include "planner/generators.hpp"
 #include "planner/job_model.hpp"
-#include "planner/memory.hpp"
+#include "planner/timing/memory.hpp"
 #include "profiles/job.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "planner/generators.hpp"
 #include "planner/job_model.hpp"
-#include "planner/memory.hpp"
+#include "planner/timing/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/shipped.hpp"
 #include "sim/metrics.hpp"

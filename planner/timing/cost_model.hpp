@@ -1,0 +1,56 @@
+// What the simulator charges for each action: compute times per virtual stage, the optimizer step
+// per stage, the bytes each send moves and each micro-batch holds, and the cluster they run on.
+// Two sources: a profile (planner/timing/cluster.hpp places the workers on its hardware), or bare
+// compute times (`--costs F,I,W`: a free network and a free optimizer, so results can be checked by
+// hand).
+#pragma once
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+#include "planner/language/costs.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cluster.hpp"
+#include "profiles/profile.hpp"
+
+namespace recycle::planner {
+
+struct CostModel {
+  Costs compute;                        ///< F, I, W per virtual stage; OPT per physical stage
+  std::vector<Bytes> activation_bytes;  ///< per virtual stage: held by one micro-batch from F to W
+  std::vector<Bytes> output_bytes;      ///< per virtual stage: what its F sends downstream
+  std::vector<Bytes> param_bytes;       ///< per physical stage: what REDUCE_GRAD all-reduces
+  /// Per physical stage: what a worker keeps whatever it runs (parameters, their gradients, the
+  /// optimizer state).
+  std::vector<Bytes> state_bytes;
+  Bytes worker_memory = 0;  ///< GPU memory of one worker (all its GPUs); 0: not known
+  Cluster cluster;          ///< default: a free network
+
+  /// Compute times only: no bytes, free network, free optimizer unless `costs.optimizer` says.
+  [[nodiscard]] static CostModel compute_only(Costs costs);
+
+  /// A profile of `layout.pp` stages (InputError naming `source` otherwise). A stage's times and
+  /// activation bytes are split evenly over its interleave chunks; each chunk sends the stage's
+  /// whole output_bytes (the activation tensor between chunks has the same shape).
+  [[nodiscard]] static CostModel from_profile(const profiles::Profile& profile,
+                                              const Layout& layout, const std::string& source);
+
+  /// Bytes a SEND_F (virtual stage v's output) or SEND_B (the gradient of v's input, shaped like
+  /// v-1's output) moves; 0 for other actions.
+  [[nodiscard]] Bytes send_bytes(const Action& send) const noexcept;
+  /// Bytes of activations one micro-batch holds at `virtual_stage` from F until W.
+  [[nodiscard]] Bytes held_bytes(std::int32_t virtual_stage) const noexcept;
+  /// Bytes the all-reduce of `stage`'s gradients moves.
+  [[nodiscard]] Bytes gradient_bytes(std::int32_t stage) const noexcept;
+  /// The all-reduce of `stage`'s gradients over `peers` on the cluster.
+  [[nodiscard]] Nanos all_reduce_time(std::int32_t stage,
+                                      std::span<const WorkerId> peers) const noexcept {
+    return cluster.all_reduce_time(peers, gradient_bytes(stage));
+  }
+  /// Bytes a worker of `stage` keeps whatever it runs (state_bytes).
+  [[nodiscard]] Bytes kept_bytes(std::int32_t stage) const noexcept;
+};
+
+}  // namespace recycle::planner

@@ -1,0 +1,415 @@
+#include "sim/replay/replay_rates.hpp"
+
+#include <algorithm>
+#include <numeric>
+#include <utility>
+
+#include "core/error.hpp"
+#include "planner/generators.hpp"
+#include "planner/language/failures.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/timing/memory.hpp"
+#include "planner/timing/period.hpp"
+
+namespace recycle::sim {
+
+namespace {
+
+/// The order search's budget per ReCycle plan (planner/candidates.hpp): a replay plans hundreds
+/// of failure sets, so each gets a fortieth of what `recycle plan` spends on one.
+constexpr std::int64_t kReplaySearchWork = 1'000'000;
+
+using planner::CostModel;
+using planner::Layout;
+using planner::WorkerId;
+
+/// The job's schedule on `layout`, compute only.
+planner::Schedule job_schedule(const std::string& name, const Layout& layout,
+                               const CostModel& model) {
+  if (name == "recycle") {
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.model = model;
+    return planner::plan_recycle(options).schedule;
+  }
+  planner::GeneratorOptions options;
+  options.layout = layout;
+  options.model = model;
+  return planner::generate_fault_free(name, options);
+}
+
+}  // namespace
+
+ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
+    : model_(model), table_(table) {}
+
+std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32_t stages,
+                                               std::int32_t microbatches, std::int32_t ring) const {
+  const Layout& job = model_.layout;
+  const bool whole_nodes = base.cluster.pipelines_interchangeable();
+  CostModel model = base;
+  // The job's own schedule, its chunks placed as the job places them, on pipelines of any depth
+  // (Oobleck's templates, Bamboo's take-overs): `base` is a model of that placement.
+  Layout layout = job;
+  layout.dp = whole_nodes ? 1 : ring;
+  layout.pp = stages;
+  const std::string& name = job_.schedule;
+  // A count the schedule does not take (interleaved: a partial group) is charged as the next one
+  // it does.
+  layout.microbatches = planner::runnable_microbatches(name, layout, microbatches);
+  if (whole_nodes) model.cluster.set_absent_ring_peers(ring - 1);
+  const planner::Schedule schedule = job_schedule(name, layout, model);
+  planner::check_memory(schedule, model, job_.source);
+  const auto state = planner::steady_state(schedule, model);
+  if (!state) return std::nullopt;
+  return state->period;
+}
+
+Nanos ReplayRates::fault_free() {
+  if (fault_free_) return *fault_free_;
+  const Layout& l = model_.layout;
+  if (table_ != nullptr) fault_free_ = table_->pipelines(l.dp, l.pp);
+  if (fault_free_) {
+    ++from_table_;
+  } else {
+    const auto period = one_pipeline(model_.model, l.pp, l.microbatches, l.dp);
+    if (!period) throw InputError(job_.source, "the job's schedule deadlocks");
+    fault_free_ = *period;
+  }
+  ++configurations_;
+  return *fault_free_;
+}
+
+std::int32_t ReplayRates::busiest(std::int32_t pipelines) const {
+  RECYCLE_ASSERT(pipelines > 0, "a configuration has a pipeline");
+  const Layout& l = model_.layout;
+  const std::int64_t total = std::int64_t{l.dp} * l.microbatches;
+  const std::int64_t most = (total + pipelines - 1) / pipelines;
+  if (most > planner::kMaxMicrobatches) {
+    throw InputError(job_.source, std::to_string(pipelines) + " pipelines would carry " +
+                                      std::to_string(most) +
+                                      " micro-batches each, more than the planners take");
+  }
+  return static_cast<std::int32_t>(most);
+}
+
+Nanos ReplayRates::pipelines(std::int32_t live) {
+  const Layout& l = model_.layout;
+  if (live == l.dp) return fault_free();
+  if (const auto it = pipelines_.find(live); it != pipelines_.end()) return it->second;
+  std::optional<Nanos> period;
+  if (table_ != nullptr) period = table_->pipelines(live, l.pp);
+  if (period) {
+    ++from_table_;
+  } else {
+    period = one_pipeline(model_.model, l.pp, busiest(live), live);
+    if (!period) throw InputError(job_.source, "the job's schedule deadlocks");
+  }
+  ++configurations_;
+  pipelines_.emplace(live, *period);
+  return *period;
+}
+
+std::optional<Nanos> ReplayRates::table_nodes(std::int64_t live_nodes) {
+  if (table_ == nullptr) return std::nullopt;
+  const auto period = table_->nodes(live_nodes);
+  if (period) ++from_table_;
+  return period;
+}
+
+std::string ReplayRates::chunks_text() const {
+  const Layout& l = model_.layout;
+  return job_.source + ": " + job_.schedule + " runs " + std::to_string(l.interleave) +
+         " chunks a worker" + (l.placement == planner::Placement::kV ? " placed in a V" : "");
+}
+
+std::string ReplayRates::recycle_unfit() const {
+  if (model_.layout.interleave == 1) return {};
+  return chunks_text() + "; the ReCycle planner re-routes one chunk a worker";
+}
+
+std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
+                                          std::int64_t live_nodes) {
+  if (failed.empty()) return fault_free();
+  const Layout& layout = model_.layout;
+  if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
+  RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
+  const bool relabel = model_.model.cluster.pipelines_interchangeable();
+  const std::string key =
+      (relabel ? planner::canonicalize(failed, layout) : planner::keep_labels(failed, layout)).key;
+  if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
+  std::optional<Nanos> period = table_nodes(live_nodes);
+  if (!period) {
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.model = model_.model;
+    options.search_work = kReplaySearchWork;
+    // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
+    // every plan timed alike, on the direct network (only their ratio is used).
+    options.timed_actions = 0;
+    options.run.network = planner::Network::kDirect;
+    if (!recycle_base_) {
+      // The fault-free plan is made for one pipeline (they all run alike): its all-reduces must
+      // still ring over every pipeline, as the failure sets' plans do.
+      planner::RecycleOptions base = options;
+      if (base.model.cluster.pipelines_interchangeable()) {
+        base.layout.dp = 1;
+        base.model.cluster.set_absent_ring_peers(layout.dp - 1);
+      }
+      recycle_base_ = planner::plan_recycle(base).estimate.period;
+    }
+    options.failed = failed;
+    const planner::RecyclePlan plan = planner::plan_recycle(options);
+    if (!plan.feasible) throw InputError(job_.source, "no ReCycle plan: " + plan.reason);
+    // The plan's slowdown against its own fault-free plan, applied to the job's iteration.
+    const long double ratio =
+        static_cast<long double>(plan.estimate.period) / static_cast<long double>(*recycle_base_);
+    period = static_cast<Nanos>(std::llround(ratio * static_cast<long double>(fault_free())));
+  }
+  ++configurations_;
+  recycle_.emplace(key, period);
+  return period;
+}
+
+std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int32_t microbatches,
+                                                  std::int32_t ring) {
+  const auto key = std::make_tuple(stages, microbatches, ring);
+  if (const auto it = template_periods_.find(key); it != template_periods_.end()) {
+    return it->second;
+  }
+  auto found = templates_.find(stages);
+  if (found == templates_.end()) {
+    std::optional<CostModel> model;
+    try {
+      // The job re-split over `stages` stages, one pipeline, chunks placed as its schedule
+      // places them: the one job model (planner/job_model.hpp).
+      profiles::Job shorter = job_;
+      shorter.parallel.pp = stages;
+      shorter.parallel.dp = 1;
+      shorter.parallel.global_batch = shorter.parallel.microbatch_size;
+      model = planner::job_model(std::move(shorter)).model;
+    } catch (const InputError&) {
+      // A template the model cannot be split into (more stages than layers, ...).
+    }
+    found = templates_.emplace(stages, std::move(model)).first;
+  }
+  std::optional<Nanos> period;
+  if (found->second) {
+    try {
+      period = one_pipeline(*found->second, stages, microbatches, ring);
+    } catch (const InputError&) {
+      // The template does not fit the workers' memory, or the schedule does not take the layout.
+    }
+  }
+  template_periods_.emplace(key, period);
+  return period;
+}
+
+std::optional<Nanos> ReplayRates::oobleck(std::int64_t live_workers, std::int64_t live_nodes) {
+  if (live_workers >= model_.layout.workers()) return fault_free();
+  if (const auto it = oobleck_.find(live_workers); it != oobleck_.end()) return it->second;
+  std::optional<Nanos> best = table_nodes(live_nodes);
+  if (!best) {
+    const Layout& l = model_.layout;
+    const std::int64_t batch = std::int64_t{l.dp} * l.microbatches;
+    const std::int64_t fewest_pipelines = (live_workers + l.pp - 1) / l.pp;
+    // Candidates (pipelines, workers used): as few pipelines as hold every worker (the longest
+    // templates), as many as the job had (the shortest), and only full-depth pipelines with the
+    // workers left over idle (the job's own template, which always fits); the fastest wins, as
+    // Oobleck's planner picks the best instantiation.
+    const std::vector<std::pair<std::int64_t, std::int64_t>> candidates{
+        {fewest_pipelines, live_workers},
+        {std::min<std::int64_t>(l.dp, live_workers), live_workers},
+        {live_workers / l.pp, live_workers / l.pp * l.pp}};
+    for (const auto& [pipelines, used] : candidates) {
+      if (pipelines < 1) continue;
+      const std::int64_t shorter = used / pipelines;
+      const std::int64_t longer_count = used % pipelines;
+      if (shorter < 1 || shorter > l.pp || (longer_count > 0 && shorter + 1 > l.pp)) continue;
+      // Micro-batches in proportion to stages (a pipeline's speed), largest remainders first.
+      std::optional<Nanos> slowest = Nanos{0};
+      std::int64_t assigned = 0;
+      std::vector<std::pair<std::int64_t, std::int64_t>> sizes;  // (stages, pipelines)
+      if (longer_count > 0) sizes.emplace_back(shorter + 1, longer_count);
+      sizes.emplace_back(shorter, pipelines - longer_count);
+      std::vector<std::int64_t> share;
+      for (const auto& [stages, count] : sizes) {
+        const std::int64_t each = batch * stages / used;
+        share.push_back(each);
+        assigned += each * count;
+      }
+      // What is left (fewer than `pipelines`) goes one each to the longest pipelines first.
+      std::int64_t left = batch - assigned;
+      for (std::size_t i = 0; i < sizes.size() && slowest; ++i) {
+        const auto [stages, count] = sizes[i];
+        const std::int64_t extra = std::min(left, count);
+        left -= extra;
+        const std::int64_t most = share[i] + (extra > 0 ? 1 : 0);
+        if (most < 1) continue;
+        if (most > planner::kMaxMicrobatches) {
+          slowest.reset();
+          break;
+        }
+        const auto period =
+            template_period(static_cast<std::int32_t>(stages), static_cast<std::int32_t>(most),
+                            static_cast<std::int32_t>(pipelines));
+        slowest = period ? std::optional<Nanos>(std::max(*slowest, *period)) : std::nullopt;
+      }
+      if (slowest && (!best || *slowest < *best)) best = slowest;
+    }
+  }
+  ++configurations_;
+  oobleck_.emplace(live_workers, best);
+  return best;
+}
+
+CostModel ReplayRates::bamboo_model(const std::vector<std::int32_t>& failed) const {
+  const CostModel& base = model_.model;
+  const std::int32_t pp = model_.layout.pp;
+  const auto at = [](const auto& v, std::int32_t i) { return v[static_cast<std::size_t>(i)]; };
+  const auto is_failed = [&](std::int32_t s) {
+    return std::binary_search(failed.begin(), failed.end(), s);
+  };
+  const std::vector<planner::StageCost>& costs = base.compute.virtual_stages;
+  CostModel out = base;
+  out.compute.virtual_stages.clear();
+  out.compute.optimizer.clear();
+  out.activation_bytes.clear();
+  out.output_bytes.clear();
+  out.param_bytes.clear();
+  out.state_bytes.clear();
+  for (std::int32_t s = 0; s < pp; ++s) {
+    if (is_failed(s)) continue;
+    // The block this worker runs: its own stage and, if it failed, its successor's.
+    std::vector<std::int32_t> block{s};
+    if (is_failed((s + 1) % pp)) block.push_back((s + 1) % pp);
+    planner::StageCost c;
+    // The redundant forward of its successor (stage s holds a replica of s + 1, the last of 0),
+    // unless the successor failed: its replica is the work it runs now, and the replica of the
+    // stage after it was on the failed node.
+    const bool replicates = block.size() == 1 && pp > 1;
+    if (replicates) c.backward_weight += at(costs, (s + 1) % pp).forward;
+    Nanos optimizer = 0;
+    Bytes activations = 0;
+    Bytes params = 0;
+    Bytes state = 0;
+    for (const std::int32_t b : block) {
+      const planner::StageCost& x = at(costs, b);
+      c.forward += x.forward;
+      c.backward_input += x.backward_input;
+      c.backward_weight += x.backward_weight;
+      if (!base.compute.optimizer.empty()) optimizer += at(base.compute.optimizer, b);
+      if (!base.activation_bytes.empty()) activations += at(base.activation_bytes, b);
+      if (!base.param_bytes.empty()) params += at(base.param_bytes, b);
+      if (!base.state_bytes.empty()) state += at(base.state_bytes, b);
+    }
+    out.compute.virtual_stages.push_back(c);
+    if (!base.compute.optimizer.empty()) out.compute.optimizer.push_back(optimizer);
+    if (!base.activation_bytes.empty()) out.activation_bytes.push_back(activations);
+    if (!base.output_bytes.empty()) {
+      const std::int32_t last = block.back() == 0 ? s : block.back();
+      out.output_bytes.push_back(at(base.output_bytes, last));
+    }
+    if (!base.param_bytes.empty()) out.param_bytes.push_back(params);
+    // The replica's weights stay in memory next to the worker's own state.
+    if (replicates && !base.param_bytes.empty()) state += at(base.param_bytes, (s + 1) % pp);
+    if (!base.state_bytes.empty()) out.state_bytes.push_back(state);
+  }
+  if (!base.cluster.free()) {
+    const profiles::Profile& profile = model_.synthesis.profile;
+    out.cluster = planner::Cluster(profile.hardware, profile.tensor_parallel,
+                                   static_cast<std::int32_t>(out.compute.virtual_stages.size()));
+  }
+  return out;
+}
+
+std::optional<Nanos> ReplayRates::bamboo_fault_free() {
+  if (bamboo_fault_free_ || !bamboo_unfit_.empty()) return bamboo_fault_free_;
+  const Layout& l = model_.layout;
+  if (l.interleave != 1) {
+    bamboo_unfit_ = chunks_text() + "; Bamboo's stage replicates the one stage after it";
+    return std::nullopt;
+  }
+  // A measured fault-free step already holds whatever the redundancy costs.
+  std::optional<Nanos> period;
+  if (table_ != nullptr) period = table_->pipelines(l.dp, l.pp);
+  if (period) {
+    ++from_table_;
+  } else {
+    try {
+      period = one_pipeline(bamboo_model({}), l.pp, l.microbatches, l.dp);
+    } catch (const InputError& e) {
+      bamboo_unfit_ = e.what();  // the replicas do not fit the workers' memory
+      return std::nullopt;
+    }
+    if (!period) throw InputError(job_.source, "the job's schedule deadlocks with redundancy");
+  }
+  ++configurations_;
+  bamboo_fault_free_ = *period;
+  return period;
+}
+
+std::optional<Nanos> ReplayRates::bamboo_pipelines(std::int32_t pipelines) {
+  const Layout& l = model_.layout;
+  if (pipelines == l.dp) return bamboo_fault_free();
+  if (!bamboo_fault_free()) return std::nullopt;
+  if (const auto it = bamboo_shrunk_.find(pipelines); it != bamboo_shrunk_.end()) {
+    return it->second;
+  }
+  std::optional<Nanos> period;
+  if (table_ != nullptr) period = table_->pipelines(pipelines, l.pp);
+  if (period) {
+    ++from_table_;
+  } else {
+    try {
+      period = one_pipeline(bamboo_model({}), l.pp, busiest(pipelines), pipelines);
+    } catch (const InputError&) {
+      period.reset();  // the busier pipelines' activations do not fit next to the replicas
+    }
+  }
+  ++configurations_;
+  bamboo_shrunk_.emplace(pipelines, period);
+  return period;
+}
+
+std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed,
+                                         std::int64_t live_nodes, std::int32_t pipelines) {
+  std::optional<Nanos> slowest = bamboo_pipelines(pipelines);
+  if (failed.empty() || !slowest) return slowest;
+  if (const auto period = table_nodes(live_nodes)) return period;
+  for (std::size_t i = 0; i < failed.size();) {
+    std::vector<std::int32_t> stages;
+    std::size_t j = i;
+    for (; j < failed.size() && failed[j].dp == failed[i].dp; ++j)
+      stages.push_back(failed[j].stage);
+    i = j;
+    const auto key = std::make_pair(stages, pipelines);
+    auto it = bamboo_pipeline_.find(key);
+    if (it == bamboo_pipeline_.end()) {
+      const CostModel merged = bamboo_model(stages);
+      const auto left = static_cast<std::int32_t>(merged.compute.virtual_stages.size());
+      std::optional<Nanos> period;
+      try {
+        period = one_pipeline(merged, left, busiest(pipelines), pipelines);
+        if (!period) throw InputError(job_.source, "a bamboo take-over schedule deadlocks");
+      } catch (const InputError&) {
+        period.reset();  // the taking-over worker cannot hold both stages: no take-over
+      }
+      ++configurations_;
+      it = bamboo_pipeline_.emplace(key, period).first;
+    }
+    if (!it->second) return std::nullopt;
+    slowest = std::max(*slowest, *it->second);
+  }
+  return slowest;
+}
+
+Nanos ReplayRates::state_copy(std::int32_t stage) const {
+  const CostModel& m = model_.model;
+  // A peer on another node: gpus_per_node pipelines away is always off this worker's node.
+  const WorkerId here{0, stage};
+  const WorkerId peer{m.cluster.gpus_per_node(), stage};
+  return m.cluster.transfer_time(peer, here, m.kept_bytes(stage));
+}
+
+}  // namespace recycle::sim

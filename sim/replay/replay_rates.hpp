@@ -1,0 +1,118 @@
+// What a job replay charges per iteration in each configuration a resilience policy runs
+// (docs/policies.md): steady-state periods from the planners and the iteration simulator's model
+// (planner::steady_state: the same walk `recycle simulate` reports), each computed once and
+// cached, or a measured step table's entry where it has one.
+//
+// Configurations and how they are timed:
+//  - fault-free:  the job's schedule on its DP x PP layout;
+//  - pipelines P: P full-depth pipelines carrying the whole global batch (ceil(DP x m / P)
+//                 micro-batches on the busiest), as elastic training runs after dropping some;
+//  - recycle:     ReCycle's adaptive plan for the failure set, normalized so that failure sets
+//                 equal up to relabelling the pipelines share one entry; its period relative to
+//                 the plan for no failure scales the fault-free iteration (so no failures gives
+//                 exactly the job's own rate);
+//  - oobleck:     heterogeneous pipelines from Oobleck's templates (pipelines of k stages with the
+//                 layers re-split, k from the fewest whose memory fits to PP), the live workers
+//                 spread over P of them and the batch split in proportion to their speed; the
+//                 iteration is the slowest pipeline's;
+//  - bamboo:      every stage also runs its successor's forward (folded into its W, the op no other
+//                 waits for, so schedules that defer W fill bubbles with it); a failed stage's work
+//                 runs on its predecessor; the iteration is the slowest pipeline's; after a
+//                 reconfiguration, fewer whole pipelines carry the whole batch.
+// Pipelines that run alike are timed as one pipeline whose all-reduces ring with the others
+// (Cluster::set_absent_ring_peers), exact when every pipeline sits on whole nodes of its own; the
+// whole layout is timed otherwise.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "core/units.hpp"
+#include "planner/job_model.hpp"
+#include "planner/language/schedule.hpp"
+#include "planner/timing/cost_model.hpp"
+#include "profiles/job.hpp"
+#include "sim/replay/step_table.hpp"
+
+namespace recycle::sim {
+
+class ReplayRates {
+ public:
+  /// `table` may be null; it must outlive the rates.
+  ReplayRates(const planner::JobModel& model, const StepTable* table);
+
+  [[nodiscard]] const planner::Layout& layout() const noexcept { return model_.layout; }
+
+  /// The job's own iteration time with every worker up.
+  [[nodiscard]] Nanos fault_free();
+  /// `live` of the job's pipelines, full depth, carrying the whole batch.
+  [[nodiscard]] Nanos pipelines(std::int32_t live);
+  /// ReCycle with `failed` workers (sorted); nullopt when some stage has no live replica.
+  [[nodiscard]] std::optional<Nanos> recycle(const std::vector<planner::WorkerId>& failed,
+                                             std::int64_t live_nodes);
+  /// Oobleck with `live_workers` workers; nullopt when they cannot hold one pipeline.
+  [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, std::int64_t live_nodes);
+  /// Why the recycle policy cannot run this job, empty when it can: the ReCycle planner
+  /// re-routes the one chunk a worker holds, so a job of several chunks a worker (interleaved,
+  /// zb-v, dualpipe-v) is reported as such, not replayed.
+  [[nodiscard]] std::string recycle_unfit() const;
+  /// Bamboo with every worker up: the redundant forwards' always-on cost; nullopt when a stage
+  /// cannot hold its successor's replica (bamboo_unfit() says why: several chunks a worker, or
+  /// the replicas' weights do not fit the workers' memory).
+  [[nodiscard]] std::optional<Nanos> bamboo_fault_free();
+  [[nodiscard]] const std::string& bamboo_unfit() const noexcept { return bamboo_unfit_; }
+  /// Bamboo on `pipelines` whole pipelines carrying the whole batch, with redundancy.
+  [[nodiscard]] std::optional<Nanos> bamboo_pipelines(std::int32_t pipelines);
+  /// Bamboo on `pipelines` pipelines with `failed` workers (sorted) among them, none two
+  /// consecutive stages of one pipeline; nullopt when a worker cannot hold the stage it takes over.
+  [[nodiscard]] std::optional<Nanos> bamboo(const std::vector<planner::WorkerId>& failed,
+                                            std::int64_t live_nodes, std::int32_t pipelines);
+  /// Copying a worker of `stage`'s parameters, gradients and optimizer state from a live peer
+  /// over the network (0 on a free network).
+  [[nodiscard]] Nanos state_copy(std::int32_t stage) const;
+
+  /// Distinct configurations timed so far (cache entries), and how many came from the table.
+  [[nodiscard]] std::int64_t configurations() const noexcept { return configurations_; }
+  [[nodiscard]] std::int64_t from_table() const noexcept { return from_table_; }
+
+ private:
+  /// The period of the job's schedule on one pipeline that stands for `ring` pipelines;
+  /// InputError naming the job when its workers run out of memory.
+  [[nodiscard]] std::optional<Nanos> one_pipeline(const planner::CostModel& model,
+                                                  std::int32_t stages, std::int32_t microbatches,
+                                                  std::int32_t ring) const;
+  [[nodiscard]] std::optional<Nanos> template_period(std::int32_t stages, std::int32_t microbatches,
+                                                     std::int32_t ring);
+  [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
+  [[nodiscard]] std::optional<Nanos> table_nodes(std::int64_t live_nodes);
+  /// "job.json: zb-v runs 2 chunks a worker placed in a V".
+  [[nodiscard]] std::string chunks_text() const;
+  /// Micro-batches of the busiest of `pipelines` pipelines carrying the whole batch.
+  [[nodiscard]] std::int32_t busiest(std::int32_t pipelines) const;
+
+  planner::JobModel model_;
+  const profiles::Job& job_ = model_.job;
+  const StepTable* table_;
+  std::int64_t configurations_ = 0;
+  std::int64_t from_table_ = 0;
+  std::optional<Nanos> fault_free_;
+  std::optional<Nanos> bamboo_fault_free_;
+  std::string bamboo_unfit_;
+  std::optional<Nanos> recycle_base_;
+  std::map<std::string, std::optional<Nanos>> recycle_;
+  std::map<std::int32_t, Nanos> pipelines_;
+  std::map<std::int64_t, std::optional<Nanos>> oobleck_;
+  std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>
+      bamboo_pipeline_;  ///< by failed stages of one pipeline and pipelines in use
+  std::map<std::int32_t, std::optional<Nanos>> bamboo_shrunk_;
+  std::map<std::int32_t, std::optional<planner::CostModel>> templates_;  ///< by stages
+  std::map<std::tuple<std::int32_t, std::int32_t, std::int32_t>, std::optional<Nanos>>
+      template_periods_;
+};
+
+}  // namespace recycle::sim

@@ -1,0 +1,121 @@
+#include "sim/replay/replay_slots.hpp"
+
+#include <algorithm>
+
+#include "core/error.hpp"
+
+namespace recycle::sim {
+
+JobSlots::JobSlots(std::int64_t job_nodes, std::int64_t cluster_nodes,
+                   const planner::Layout& layout, std::int32_t tensor_parallel,
+                   std::int32_t gpus_per_node)
+    : active_slots_(job_nodes),
+      layout_(layout),
+      active_pipelines_(layout.dp),
+      tp_(tensor_parallel),
+      gpus_per_node_(gpus_per_node),
+      slot_of_(static_cast<std::size_t>(cluster_nodes), -1) {
+  RECYCLE_ASSERT(job_nodes <= cluster_nodes, "the job fits its cluster");
+  for (std::int64_t n = 0; n < cluster_nodes; ++n) {
+    if (n < job_nodes) {
+      slot_of_[static_cast<std::size_t>(n)] = n;
+    } else {
+      spares_.insert(n);
+    }
+  }
+}
+
+std::int64_t JobSlots::node_down(std::int64_t node) {
+  std::int64_t& slot = slot_of_[static_cast<std::size_t>(node)];
+  spares_.erase(node);
+  const std::int64_t held = slot;
+  if (held >= 0) empty_.insert(held);
+  slot = -1;
+  return held;
+}
+
+void JobSlots::node_ready(std::int64_t node) {
+  if (slot_of_[static_cast<std::size_t>(node)] < 0) spares_.insert(node);
+}
+
+std::vector<std::int64_t> JobSlots::fill_from_spares() {
+  std::vector<std::int64_t> filled;
+  while (!empty_.empty() && !spares_.empty()) {
+    const std::int64_t slot = *empty_.begin();
+    const std::int64_t node = *spares_.begin();
+    empty_.erase(empty_.begin());
+    spares_.erase(spares_.begin());
+    slot_of_[static_cast<std::size_t>(node)] = slot;
+    filled.push_back(slot);
+  }
+  return filled;
+}
+
+std::int32_t JobSlots::pipelines_possible() const {
+  const std::int64_t pipeline_gpus = std::int64_t{layout_.pp} * tp_;
+  if (pipeline_gpus % gpus_per_node_ != 0) return layout_.dp;
+  const std::int64_t per_pipeline = pipeline_gpus / gpus_per_node_;
+  return static_cast<std::int32_t>(
+      std::min<std::int64_t>(layout_.dp, (live_nodes() + spares()) / per_pipeline));
+}
+
+void JobSlots::regroup() {
+  const std::int64_t pipeline_gpus = std::int64_t{layout_.pp} * tp_;
+  if (pipeline_gpus % gpus_per_node_ != 0) {
+    fill_from_spares();
+    return;
+  }
+  const std::int64_t per_pipeline = pipeline_gpus / gpus_per_node_;
+  const std::int64_t live = live_nodes() + spares();
+  const std::int64_t pipelines = std::min<std::int64_t>(layout_.dp, live / per_pipeline);
+  const std::int64_t kept = pipelines * per_pipeline;
+  // Slots past the kept pipelines are parked: their nodes go to the pool.
+  for (std::size_t node = 0; node < slot_of_.size(); ++node) {
+    if (slot_of_[node] >= kept) {
+      slot_of_[node] = -1;
+      spares_.insert(static_cast<std::int64_t>(node));
+    }
+  }
+  empty_.erase(empty_.lower_bound(kept), empty_.end());
+  // Slots of pipelines brought back are empty until filled.
+  for (std::int64_t slot = active_slots_; slot < kept; ++slot) empty_.insert(slot);
+  active_slots_ = kept;
+  active_pipelines_ = static_cast<std::int32_t>(pipelines);
+  fill_from_spares();
+}
+
+std::vector<planner::WorkerId> JobSlots::workers_of(std::int64_t slot) const {
+  std::vector<planner::WorkerId> out;
+  const std::int64_t first_gpu = slot * gpus_per_node_;
+  const std::int64_t last_gpu = first_gpu + gpus_per_node_ - 1;
+  const std::int64_t ranks = std::int64_t{layout_.dp} * layout_.pp;
+  for (std::int64_t r = first_gpu / tp_; r <= last_gpu / tp_ && r < ranks; ++r) {
+    out.push_back(
+        {static_cast<std::int32_t>(r / layout_.pp), static_cast<std::int32_t>(r % layout_.pp)});
+  }
+  return out;
+}
+
+std::vector<planner::WorkerId> JobSlots::failed_workers() const {
+  std::vector<planner::WorkerId> out;
+  for (const std::int64_t slot : empty_) {
+    const auto workers = workers_of(slot);
+    out.insert(out.end(), workers.begin(), workers.end());
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+std::int64_t JobSlots::live_workers() const {
+  return std::int64_t{active_pipelines_} * layout_.pp -
+         static_cast<std::int64_t>(failed_workers().size());
+}
+
+std::int32_t JobSlots::complete_pipelines() const {
+  std::set<std::int32_t> broken;
+  for (const planner::WorkerId& w : failed_workers()) broken.insert(w.dp);
+  return active_pipelines_ - static_cast<std::int32_t>(broken.size());
+}
+
+}  // namespace recycle::sim

@@ -1,0 +1,425 @@
+// Job replay (sim/replay/replay.hpp): hand-worked scenarios with exact answers, the accounting
+// identity, and the properties every policy must have. Iteration times come from step tables so
+// that every expected number below is worked out by hand in the comments.
+#include <doctest/doctest.h>
+
+#include <numeric>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+#include "profiles/link.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_report.hpp"
+#include "sim/replay/replay_slots.hpp"
+#include "sim/replay/step_table.hpp"
+#include "traces/native_csv.hpp"
+
+namespace {
+
+using recycle::sim::LostCause;
+using recycle::sim::PolicyKind;
+using recycle::sim::PolicyResult;
+using recycle::sim::ReplayResult;
+
+/// PP 4 x DP 2 workers of one GPU each on 8 single-GPU nodes; detection 5 s x 3, checkpoints
+/// every 600 s of training taking 60 s, load 300 s, restart 600 s, join 60 s, reconfigure 20 s.
+nlohmann::json job_json() {
+  return nlohmann::json::parse(R"({
+    "model": "gpt3-350m", "hardware": "a100-80g",
+    "parallel": {"tp": 1, "pp": 4, "dp": 2, "microbatch_size": 1, "global_batch": 16},
+    "cluster": {"nodes": 8, "gpus_per_node": 1},
+    "detection": {"heartbeat_s": 5, "missed_beats": 3},
+    "checkpoint": {"interval_s": 600, "write_s": 60, "load_s": 300},
+    "restart": {"job_restart_s": 600, "node_join_s": 60, "reconfigure_s": 20}
+  })");
+}
+
+/// Fault-free 10 s; one pipeline 15 s; 7 live nodes 12 s (ReCycle, Oobleck, Bamboo alike).
+const char* kSteps = "config,iteration_s\n2x4,10\n1x4,15\n7,12\n6,14\n";
+
+std::string trace_text(const std::string& events, double duration_s = 10'000, int nodes = 8) {
+  return "# nodes: " + std::to_string(nodes) + "\n# duration_s: " + std::to_string(duration_s) +
+         "\ntime_s,node,event,cause\n" + events;
+}
+
+ReplayResult run(const std::string& events, std::vector<PolicyKind> policies,
+                 nlohmann::json job = job_json(), const char* steps = kSteps) {
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job, "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const int nodes = job["cluster"]["nodes"].get<int>();
+  const auto trace =
+      recycle::traces::parse_native_csv(trace_text(events, 10'000, nodes), "trace.csv", {});
+  const recycle::sim::StepTable table = recycle::sim::StepTable::parse(steps, "steps.csv");
+  recycle::sim::ReplayOptions options;
+  options.policies = std::move(policies);
+  options.table = &table;
+  return recycle::sim::replay(model, trace.trace, options);
+}
+
+double lost(const PolicyResult& p, LostCause c) {
+  return p.lost_s[static_cast<std::size_t>(c)];
+}
+
+/// Seconds to copy stage `stage`'s state (parameters, gradients, optimizer state) to a rejoining
+/// or re-formed worker over the job's network: latency + kept bytes / (per-GPU bandwidth x
+/// efficiency).
+double state_copy_s(std::int32_t stage) {
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
+  return j.gpu.inter_node_latency + static_cast<double>(model.model.kept_bytes(stage)) / bandwidth;
+}
+
+/// elapsed = iterations x T0 + every lost second.
+void check_identity(const ReplayResult& r) {
+  for (const PolicyResult& p : r.policies) {
+    REQUIRE(p.unfit.empty());
+    const double sum = std::accumulate(p.lost_s.begin(), p.lost_s.end(), 0.0);
+    const double iterations = p.samples / r.samples_per_iteration;
+    CHECK(iterations * recycle::to_seconds(r.fault_free_iteration) + sum ==
+          doctest::Approx(recycle::to_seconds(r.duration)).epsilon(1e-9));
+  }
+}
+
+/// Replays `events` under one policy, checks the accounting identity, and returns its result.
+PolicyResult run_one(const std::string& events, PolicyKind policy, nlohmann::json job = job_json(),
+                     const char* steps = kSteps) {
+  const ReplayResult r = run(events, {policy}, std::move(job), steps);
+  check_identity(r);
+  return r.policies.front();
+}
+
+}  // namespace
+
+TEST_CASE("replay: without failures every policy trains at the fault-free rate") {
+  const ReplayResult r = run("", recycle::sim::all_policies());
+  check_identity(r);
+  // 10,000 s at 10 s per iteration with a 60 s checkpoint after every 600 s of training: 15
+  // cycles of 660 s (9,900 s) and 100 s more: 15 x 60 + 10 = 910 iterations of 16 samples.
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.samples == doctest::Approx(910 * 16));
+    CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+    CHECK(p.goodput == doctest::Approx(0.91));
+    CHECK(p.ettr == doctest::Approx(0.91));
+    CHECK(p.failures == 0);
+  }
+}
+
+TEST_CASE("replay: one failure, checkpoint-restart, by hand") {
+  // Node 3 fails at 1,000 s and is back up at 3,000 s (joins at 3,060 s).
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kCheckpoint});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // 0-600 train (60 it.), 600-660 write, 660-1,000 train (34 it., thrown away: redo 340 s);
+  // detection 1,000-1,015; waiting 1,015-3,060 (2,045 s); restart 600 + 300 s until 3,960;
+  // then 6,040 s = 9 x (600 + 60) + 100: 9 writes, 550 it. So 60 + 550 = 610 iterations.
+  CHECK(p.samples == doctest::Approx(610 * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRepairWait) == doctest::Approx(2'045));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(600));
+  CHECK(p.fallbacks == 1);
+  CHECK(p.failures == 1);
+}
+
+TEST_CASE("replay: one failure, elastic, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kElastic});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // As checkpoint-restart until 1,015 s (60 it. kept, redo 340 s); then restart at once with
+  // one pipeline (15 s per iteration): 900 s restart until 1,915; train 1,915-3,060 = 1,145 s
+  // with a write after 600 s: 1,085 s of training = 72.333 it. (degraded 1,085 x 1/3 s).
+  // At 3,060 the pipeline is whole again: checkpoint and restart (60 + 900 s) until 4,020;
+  // then 5,980 s = 9 x 660 + 40: 9 writes, 544 it. Total 60 + 72.333 + 544 = 676.333 it.
+  CHECK(p.samples == doctest::Approx((60 + 1085.0 / 15 + 544) * 16));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(960));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1085.0 / 3));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(11 * 60));
+}
+
+TEST_CASE("replay: a failure during elastic's restart starts it again, no second rollback") {
+  const PolicyResult p =
+      run_one("1000,3,down,x\n1500,1,down,x\n5000,2,down,x\n", PolicyKind::kElastic);
+  // 1,000 s: node 3 fails, rollback 1 (redo 340 s, as above); one pipeline on nodes 0, 1, 2, 4
+  // restarts until 1,000 + 15 + 900 = 1,915 s. 1,500 s: node 1 fails during that restart: no
+  // training since the rollback (redo 0), the restart begins again (node 5 fills the slot) and
+  // ends at 1,500 + 15 + 900 = 2,415 s; no second rollback. Then one pipeline at 15 s: writes
+  // at 3,015, 3,675, 4,335 (each committed 60 s later) and 4,995; node 2 fails at 5,000 during
+  // that last write, so the 600 s trained between 4,395 and 4,995 (40 it.) are lost: rollback
+  // 2, redo 40 x 10 = 400 s. Nodes 3, 1 and 2 each held a slot: 3 failures. Restarts: 485 s
+  // of the first (1,015-1,500), then two whole ones of 900 s (the third from 5,015 s).
+  CHECK(p.fallbacks == 2);
+  CHECK(p.failures == 3);
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340 + 0 + 400));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(485 + 900 + 900));
+}
+
+TEST_CASE("replay: one failure, ReCycle, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kRecycle});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015 (the iteration in progress had just ended: nothing to redo); train at
+  // 12 s (7 live nodes) until the node has joined at 3,060, then copy the stage's state from a
+  // peer over the network.
+  const double copy = state_copy_s(3);
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(copy).epsilon(1e-6));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(0));
+  // Degraded: 1,015-3,060 holds 2,045 s, less the writes at 1,275, 1,935 and 2,595 s (340 s of
+  // training before the failure, then every 600 s): 1,865 s at 12 s lose 1,865 x (1 - 10/12).
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1865.0 / 6));
+  CHECK(p.fallbacks == 0);
+}
+
+TEST_CASE("replay: one failure, Oobleck, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kOobleck});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015 (nothing to redo, as for ReCycle); then a reconfiguration of 20 s plus
+  // copying the lost stage 3 from another pipeline (c); 7 live workers train at 12 s. At 3,060
+  // the node has joined: 20 s + c again, then 10 s per iteration.
+  const double c = state_copy_s(3);
+  REQUIRE(c < 20);  // the arithmetic below assumes the last write ends before 10,000 s
+  // Writes (each after 600 s of training): 340 s trained before the failure, so at 1,295 + c,
+  // 1,955 + c and 2,615 + c; at 3,060, 385 - c s trained since, so the next at 3,295 + 2c and
+  // then every 660 s: 11 more, the last ending at 9,955 + 2c.
+  // Training at 12 s: 3,060 - 1,035 - c - 3 x 60 = 1,845 - c; at 10 s after 3,080 + c:
+  // 10,000 - 3,080 - c - 11 x 60 = 6,260 - c.
+  CHECK(p.samples == doctest::Approx((94 + (1845 - c) / 12 + (6260 - c) / 10) * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(40 + 2 * c));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx((1845 - c) / 6));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(0));
+  CHECK(p.fallbacks == 0);
+}
+
+TEST_CASE("replay: one failure, Bamboo, by hand") {
+  const ReplayResult r = run("1000,3,down,x\n3000,3,up,\n", {PolicyKind::kBamboo}, job_json(),
+                             "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  // Detection 1,000-1,015; stage 3's predecessor takes over (no redo), and one covering node of
+  // 7 live passes 2.5 %: Bamboo re-forms one whole pipeline (20 s) and trains at 15 s from 1,035.
+  // At 3,060 the node has joined and 8 nodes make two pipelines: 20 s more, then 10 s.
+  // Writes as for Oobleck with c = 0: 1,295, 1,955, 2,615, then 3,295 and every 660 s to 9,895.
+  // Training at 15 s: 3,060 - 1,035 - 180 = 1,845 s (123 it.); at 10 s: 10,000 - 3,080 - 660 =
+  // 6,260 s (626 it.). With the 94 before the failure: 843 iterations.
+  CHECK(p.samples == doctest::Approx(843 * 16));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(0));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(40));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(1845.0 / 3));
+  CHECK(lost(p, LostCause::kRedundancy) == doctest::Approx(0));  // the table's 2x4 is T0
+  CHECK(p.fallbacks == 0);
+}
+
+TEST_CASE("replay: a stage with every replica down makes ReCycle fall back") {
+  // Nodes 1 and 5 are stage 1 of pipelines 0 and 1; both down 1,000-3,000 s.
+  const ReplayResult r =
+      run("1000,1,down,x\n1000,5,down,x\n3000,1,up,\n3000,5,up,\n", {PolicyKind::kRecycle});
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  CHECK(p.fallbacks == 1);
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+  CHECK(lost(p, LostCause::kRepairWait) > 2'000);
+}
+
+TEST_CASE("replay: Bamboo restarts when consecutive stages of a pipeline fail") {
+  // PP 4 x DP 16 on 64 nodes, so that one or two covering nodes stay under Bamboo's 2.5 %
+  // reconfiguration threshold and the take-over lasts: stages 0 and 2 of pipeline 0 are covered
+  // by their predecessors; stages 1 and 2 lose stage 2's replica (it was on stage 1).
+  auto job = job_json();
+  job["parallel"]["dp"] = 16;
+  job["parallel"]["global_batch"] = 64;
+  job["cluster"]["nodes"] = 64;
+  const std::string apart = "1000,0,down,x\n1000,2,down,x\n3000,0,up,\n3000,2,up,\n";
+  const std::string consecutive = "1000,1,down,x\n1000,2,down,x\n3000,1,up,\n3000,2,up,\n";
+  const char* steps = "config,iteration_s\n16x4,10\n";
+  const ReplayResult a = run(apart, {PolicyKind::kBamboo}, job, steps);
+  const ReplayResult c = run(consecutive, {PolicyKind::kBamboo}, job, steps);
+  check_identity(a);
+  check_identity(c);
+  CHECK(a.policies.front().fallbacks == 0);
+  CHECK(lost(a.policies.front(), LostCause::kRedo) == 0);
+  CHECK(c.policies.front().fallbacks == 1);
+  CHECK(lost(c.policies.front(), LostCause::kRedo) == doctest::Approx(340));
+}
+
+TEST_CASE("replay: every node down: every policy loses what it trained since its checkpoint") {
+  // All 8 nodes fail at 100 s and none comes back. Until then every policy trains at T0 = 10 s
+  // (the table's 2x4 is Bamboo's fault-free time too: no redundancy): 10 iterations, and the
+  // first checkpoint would come after 600 s of training, so none is saved. With every node gone
+  // no configuration runs again and no replica survives: each policy rolls back once, throwing
+  // away the 10 iterations (redo 10 x T0 = 100 s), and keeps 0 samples.
+  std::string events;
+  for (int node = 0; node < 8; ++node) events += "100," + std::to_string(node) + ",down,x\n";
+  const ReplayResult r =
+      run(events, recycle::sim::all_policies(), job_json(), "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(p.samples == 0);
+    CHECK(p.goodput == 0);
+    CHECK(p.fallbacks == 1);
+    CHECK(lost(p, LostCause::kRedo) == doctest::Approx(100));
+    CHECK(lost(p, LostCause::kRedundancy) == 0);
+    // Elastic and Bamboo re-form one pipeline after node 0's failure (node 4 takes its slot,
+    // nodes 5-7 go to the pool and take the slots of nodes 1-3 as they fail); node 4's failure
+    // leaves 3 live nodes, no pipeline: Bamboo's fatal case, and nodes 5-7 are parked in the
+    // pool, so their failures are a spare's: 5 counted. The others hold all 8 slots: 8.
+    const bool regroups = p.policy == PolicyKind::kElastic || p.policy == PolicyKind::kBamboo;
+    CHECK(p.failures == (regroups ? 5 : 8));
+  }
+}
+
+TEST_CASE("replay: Bamboo re-forms whole pipelines when covering nodes pass 2.5 %") {
+  // On the 8-node job one covering node is 1/7 of the live ones: Bamboo re-forms at once, from
+  // 7 nodes one whole pipeline (15 s per iteration), after its 20 s reconfiguration.
+  const ReplayResult r = run("1000,3,down,x\n", {PolicyKind::kBamboo}, job_json(),
+                             "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  const PolicyResult& p = r.policies.front();
+  CHECK(p.fallbacks == 0);
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(20));
+  CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
+  // Degraded: 1,035 s to 10,000 s at 15 s instead of 10 s, less 14 checkpoint writes (340 s of
+  // training before the failure, so the next at 1,295 s, then every 660 s up to 9,875 s):
+  // 8,965 - 840 = 8,125 s running lose a third each.
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(15 * 60));
+  CHECK(lost(p, LostCause::kDegraded) == doctest::Approx(8125.0 / 3));
+}
+
+TEST_CASE("replay: more failures never train more samples") {
+  const std::string one = "1000,3,down,x\n3000,3,up,\n";
+  const std::string two = one + "4000,6,down,x\n5000,6,up,\n";
+  const ReplayResult a = run(one, recycle::sim::all_policies());
+  const ReplayResult b = run(two, recycle::sim::all_policies());
+  for (std::size_t i = 0; i < a.policies.size(); ++i) {
+    CAPTURE(recycle::sim::to_string(a.policies[i].policy));
+    CHECK(b.policies[i].samples <= a.policies[i].samples);
+    CHECK(b.policies[i].failures == 2);
+  }
+  check_identity(b);
+}
+
+TEST_CASE("replay: simulated rates, deterministic, Bamboo pays for redundancy") {
+  // No step table: every rate comes from the planner and the simulator.
+  const std::string events = "1000,3,down,x\n3000,3,up,\n4000,6,down,x\n8000,6,up,\n";
+  const auto json = [&] {
+    const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+    const recycle::planner::JobModel model = recycle::planner::job_model(j);
+    const auto trace = recycle::traces::parse_native_csv(trace_text(events), "trace.csv", {});
+    recycle::sim::ReplayOptions options;
+    options.policies = recycle::sim::all_policies();
+    return recycle::sim::replay_json(recycle::sim::replay(model, trace.trace, options)).dump();
+  };
+  const std::string first = json();
+  CHECK(first == json());
+  const auto r = nlohmann::json::parse(first);
+  for (const auto& p : r["policies"]) {
+    CAPTURE(p["policy"].get<std::string>());
+    CHECK(p["samples"].get<double>() > 0);
+    const double redundancy = p["lost_s"]["redundancy"].get<double>();
+    if (p["policy"] == "bamboo") {
+      CHECK(redundancy > 0);
+    } else {
+      CHECK(redundancy == 0);
+    }
+  }
+}
+
+TEST_CASE("replay: bad input names the field") {
+  auto job = job_json();
+  job["cluster"]["spares"] = 3;  // 8 nodes cannot be 8 for the job plus 3 spares
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("job.json: cluster.nodes"), recycle::InputError);
+  job = job_json();
+  job["cluster"]["nodes"] = 4;  // fewer than the 8 the job needs
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("cannot hold the job"), recycle::InputError);
+  job = job_json();
+  job["checkpoint"]["interval_s"] = 0;
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("checkpoint.interval_s"), recycle::InputError);
+  // A checkpoint interval or a step time > 0 that rounds to 0 ns (1e-12 s) would take no time:
+  // refused where it is given, as the zero interval above.
+  job = job_json();
+  job["checkpoint"]["interval_s"] = 1e-12;
+  CHECK_THROWS_WITH_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                       doctest::Contains("job.json: checkpoint.interval_s: '1e-12' seconds rounds "
+                                         "to 0 ns"),
+                       recycle::InputError);
+  for (const char* steps : {"config,iteration_s\n2x4,1e-12\n", "config,iteration_s\n1x4,1e-12\n"}) {
+    CAPTURE(steps);
+    CHECK_THROWS_WITH_AS(static_cast<void>(run("", {PolicyKind::kRecycle}, job_json(), steps)),
+                         doctest::Contains("steps.csv:2: '1e-12' seconds rounds to 0 ns"),
+                         recycle::InputError);
+  }
+  job = job_json();
+  job["detection"]["every"] = 1;
+  CHECK_THROWS_AS(static_cast<void>(recycle::profiles::job_from_json(job, "job.json")),
+                  recycle::InputError);
+  CHECK_THROWS_WITH_AS(static_cast<void>(run("", {PolicyKind::kRecycle}, job_json(),
+                                             "config,iteration_s\n2x4,-1\n")),
+                       doctest::Contains("steps.csv:2"), recycle::InputError);
+  CHECK_THROWS_AS(static_cast<void>(recycle::sim::parse_policy("spot", "--policy")),
+                  recycle::InputError);
+}
+
+TEST_CASE("replay: elastic re-forms whole pipelines from the nodes left") {
+  // PP 2 x DP 2 on 4 single-GPU nodes: node 1 holds (0,1), node 2 holds (1,0). With both down no
+  // pipeline is whole, but nodes 0 and 3 form one.
+  recycle::sim::JobSlots slots(4, 4, recycle::planner::Layout{2, 2, 4, 1}, 1, 1);
+  CHECK(slots.node_down(1) == 1);
+  CHECK(slots.node_down(2) == 2);
+  CHECK(slots.complete_pipelines() == 0);
+  slots.regroup();
+  CHECK(slots.complete_pipelines() == 1);
+  CHECK(slots.live_nodes() == 2);
+  CHECK(slots.active_pipelines() == 1);
+  // Node 3 moved into slot 1, (0,1): its failure breaks that pipeline again; the parked
+  // pipeline's workers are not failed ones.
+  CHECK(slots.node_down(3) == 1);
+  CHECK(slots.complete_pipelines() == 0);
+  CHECK(slots.failed_workers() == std::vector<recycle::planner::WorkerId>{{0, 1}});
+  CHECK(slots.live_workers() == 1);
+  // Nodes 1 and 2 come back: three live nodes make one pipeline; with node 3 back, two.
+  slots.node_ready(1);
+  slots.node_ready(2);
+  slots.regroup();
+  CHECK(slots.active_pipelines() == 1);
+  CHECK(slots.complete_pipelines() == 1);
+  CHECK(slots.spares() == 1);
+  slots.node_ready(3);
+  slots.regroup();
+  CHECK(slots.active_pipelines() == 2);
+  CHECK(slots.complete_pipelines() == 2);
+  CHECK(slots.live_nodes() == 4);
+}
+
+TEST_CASE("replay: fewer live nodes than one pipeline: every policy waits, none divides by zero") {
+  // Five of the 8 nodes down from 1,000 s to 5,000 s: three nodes cannot hold a 4-stage pipeline.
+  std::string events;
+  for (const int node : {0, 1, 2, 4, 5}) events += "1000," + std::to_string(node) + ",down,x\n";
+  for (const int node : {0, 1, 2, 4, 5}) events += "5000," + std::to_string(node) + ",up,\n";
+  const ReplayResult r =
+      run(events, recycle::sim::all_policies(), job_json(), "config,iteration_s\n2x4,10\n1x4,15\n");
+  check_identity(r);
+  for (const PolicyResult& p : r.policies) {
+    CAPTURE(recycle::sim::to_string(p.policy));
+    CHECK(lost(p, LostCause::kRepairWait) > 3'000);
+  }
+}

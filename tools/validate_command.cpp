@@ -20,11 +20,11 @@
 #include "planner/timing/lower.hpp"
 #include "planner/timing/period.hpp"
 #include "planner/timing/validator.hpp"
-#include "sim/chrome_trace.hpp"
 #include "sim/shared_cores.hpp"
 #include "tools/backends.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/measured_chrome_trace.hpp"
 #include "tools/schedule_request.hpp"
 #include "tools/trace_source.hpp"
 #include "tools/whole_range.hpp"
@@ -129,36 +129,6 @@ double max_weight_difference(const RunResult& run, const RunResult& reference) {
     }
   }
   return worst;
-}
-
-/// The measured timeline in the format of `recycle simulate --chrome-trace`: compute actions and
-/// OPT on the compute track, SEND/RECV on the communication track, REDUCE_GRAD (including the wait
-/// for the peers) on the all-reduce track; work of dropped iterations in category "dropped"; on
-/// shared cores each action's processor time in its args; each kill, detection and resumption as
-/// an instant event.
-std::string measured_chrome_trace(const planner::Schedule& first, const RunResult& run) {
-  sim::ChromeTraceWriter out(first);
-  using Track = sim::ChromeTraceWriter::Track;
-  for (const executor::WorkerRun& w : run.workers) {
-    for (const executor::TimedAction& t : w.timeline) {
-      const planner::Action& a = t.action;
-      const Track track = a.type == planner::ActionType::kReduceGrad ? Track::kAllReduce
-                          : planner::stream_of(a.type) == planner::Stream::kCompute
-                              ? Track::kCompute
-                              : Track::kComm;
-      std::string args = sim::action_args(a, w.id.dp, t.iteration);
-      if (t.dropped) args += R"(,"dropped":true)";
-      if (t.cpu_ns >= 0) args += R"(,"processor_us":)" + sim::trace_micros(t.cpu_ns);
-      out.slice(w.id, track, planner::to_token(a, w.id.dp),
-                t.dropped ? "dropped" : planner::type_name(a.type), t.start_ns, t.end_ns, args);
-    }
-  }
-  for (const executor::Recovery& r : run.recoveries) {
-    out.mark(r.killed, "killed", r.kill_ns);
-    out.mark(r.killed, "found silent", r.detect_ns);
-    out.mark(r.killed, "survivors resume", r.resume_ns);
-  }
-  return std::move(out).finish();
 }
 
 std::string failed_text(const std::vector<planner::WorkerId>& failed) {

@@ -1,4 +1,5 @@
 #include "executor/mpi/processes.hpp"
+#include "executor/wire_format.hpp"
 
 #include <mpi.h>
 #include <sys/prctl.h>
@@ -91,120 +92,6 @@ void wait(MPI_Request& request, const std::string& what, std::chrono::millisecon
     }
     backoff.idle();
   }
-}
-
-/// Bytes in, bytes out: the settings, schedules and results that cross between processes (the
-/// same program at both ends, so plain values are copied as they lie in memory).
-class Writer {
- public:
-  template <class T>
-  void put(const T& value) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    const auto* p = reinterpret_cast<const char*>(&value);
-    bytes_.insert(bytes_.end(), p, p + sizeof(T));
-  }
-  template <class T>
-  void put_vector(const std::vector<T>& values) {
-    static_assert(std::is_trivially_copyable_v<T>);
-    put(static_cast<std::uint64_t>(values.size()));
-    const auto* p = reinterpret_cast<const char*>(values.data());
-    bytes_.insert(bytes_.end(), p, p + values.size() * sizeof(T));
-  }
-  void put_string(const std::string& text) {
-    put_vector(std::vector<char>(text.begin(), text.end()));
-  }
-  [[nodiscard]] std::vector<char>& bytes() noexcept { return bytes_; }
-
- private:
-  std::vector<char> bytes_;
-};
-
-class Reader {
- public:
-  explicit Reader(const std::vector<char>& bytes) : bytes_(bytes) {}
-  template <class T>
-  T get() {
-    static_assert(std::is_trivially_copyable_v<T>);
-    T value;
-    take(&value, sizeof(T));
-    return value;
-  }
-  template <class T>
-  std::vector<T> get_vector() {
-    const auto n = get<std::uint64_t>();
-    RECYCLE_ASSERT(n <= (bytes_.size() - at_) / std::max<std::size_t>(sizeof(T), 1),
-                   "a message shorter than what it says it holds");
-    std::vector<T> values(n);
-    take(values.data(), n * sizeof(T));
-    return values;
-  }
-  std::string get_string() {
-    const auto chars = get_vector<char>();
-    return {chars.begin(), chars.end()};
-  }
-
- private:
-  void take(void* out, std::size_t n) {
-    RECYCLE_ASSERT(at_ + n <= bytes_.size(), "a message shorter than what it says it holds");
-    if (n != 0) std::memcpy(out, bytes_.data() + at_, n);
-    at_ += n;
-  }
-  const std::vector<char>& bytes_;
-  std::size_t at_ = 0;
-};
-
-std::vector<char> encode_run(std::int32_t backend, const planner::Schedule& schedule,
-                             const RunConfig& config) {
-  Writer out;
-  out.put(backend);
-  out.put_string(planner::to_json(schedule));
-  out.put(config.shape);
-  out.put(config.iterations);
-  out.put(config.seed);
-  out.put(config.learning_rate);
-  out.put(static_cast<std::int64_t>(config.wait_limit.count()));
-  out.put(static_cast<std::int64_t>(config.heartbeat.period.count()));
-  out.put(config.heartbeat.missed);
-  out.put_vector(config.pin_cpus);
-  out.put(static_cast<std::uint64_t>(config.kills.size()));
-  for (const Kill& kill : config.kills) {
-    out.put(kill.worker);
-    out.put(kill.iteration);
-    out.put(kill.fraction);
-    out.put_string(planner::to_json(kill.then));
-  }
-  return std::move(out.bytes());
-}
-
-struct RunRequest {
-  std::int32_t backend = 0;
-  planner::Schedule schedule;
-  RunConfig config;
-};
-
-RunRequest decode_run(const std::vector<char>& bytes) {
-  Reader in(bytes);
-  const auto backend = in.get<std::int32_t>();
-  planner::Schedule schedule = planner::schedule_from_json(in.get_string(), "process 0's schedule");
-  RunConfig config;
-  config.shape = in.get<StageShape>();
-  config.iterations = in.get<std::int32_t>();
-  config.seed = in.get<std::uint64_t>();
-  config.learning_rate = in.get<double>();
-  config.wait_limit = std::chrono::milliseconds(in.get<std::int64_t>());
-  config.heartbeat.period = std::chrono::milliseconds(in.get<std::int64_t>());
-  config.heartbeat.missed = in.get<std::int32_t>();
-  config.pin_cpus = in.get_vector<int>();
-  const auto kills = in.get<std::uint64_t>();
-  for (std::uint64_t k = 0; k < kills; ++k) {
-    Kill kill;
-    kill.worker = in.get<planner::WorkerId>();
-    kill.iteration = in.get<std::int32_t>();
-    kill.fraction = in.get<double>();
-    kill.then = planner::schedule_from_json(in.get_string(), "process 0's plan after a kill");
-    config.kills.push_back(std::move(kill));
-  }
-  return {backend, std::move(schedule), std::move(config)};
 }
 
 }  // namespace

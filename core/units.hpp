@@ -15,8 +15,8 @@ using Seconds = double;         /// a duration read from or written to a user-fa
 inline constexpr Nanos kNanosPerSecond = 1'000'000'000;
 
 /// The latest simulated time (2^61 ns, about 73 years): every duration is at most this, and a
-/// schedule whose timing reaches it is refused (planner/timing/execution_graph.hpp), so sums of two
-/// such times never overflow Nanos.
+/// schedule whose timing reaches it is refused (planner/language/execution_graph.hpp), so sums of
+/// two such times never overflow Nanos.
 inline constexpr Nanos kMaxClock = Nanos{1} << 61;
 
 /// Rounds to the nearest nanosecond, saturating at +-kMaxClock; the one place seconds become

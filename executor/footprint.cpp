@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/error.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/validator.hpp"
 
 namespace recycle::executor {
 

@@ -27,9 +27,9 @@
 #include "executor/message_reduce.hpp"
 #include "executor/peers.hpp"
 #include "executor/runtime.hpp"
+#include "planner/language/lower.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/lower.hpp"
 
 namespace recycle::executor::detail {
 

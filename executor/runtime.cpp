@@ -20,8 +20,8 @@
 #include "executor/heartbeat.hpp"
 #include "executor/placement.hpp"
 #include "executor/run_schedule.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/validator.hpp"
 
 namespace recycle::executor {
 

@@ -1,7 +1,7 @@
 // The executor's runtime: runs a schedule file on worker threads doing real arithmetic
 // (executor/stage_math.hpp) with OpenBLAS, one thread per live worker, and times every action.
 //
-// Each worker walks its lowered action list (planner/timing/lower.hpp: the one lowering the
+// Each worker walks its lowered action list (planner/language/lower.hpp: the one lowering the
 // simulator runs) once per iteration:
 //  - F, I, W, B compute on the stage's layers; a compute whose input is made on another worker
 //    waits for the message its RECV posted (the receive is posted where the list puts it and

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <utility>
 
-#include "planner/timing/schedule_io.hpp"
+#include "planner/language/schedule_io.hpp"
 
 namespace recycle::executor {
 

@@ -5,9 +5,9 @@
 
 #include "core/error.hpp"
 #include "planner/exact_formulations.hpp"
+#include "planner/language/timing.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
-#include "planner/timing/timing.hpp"
 
 namespace recycle::planner {
 

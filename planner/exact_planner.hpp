@@ -64,11 +64,11 @@ struct ExactResult {
   bool feasible = false;
   std::string reason;    ///< why not, when infeasible (a stage with no live replica)
   bool optimal = false;  ///< the MILP's makespan is proven optimal for these routes and memory
-  Nanos makespan = 0;    ///< of `schedule`, by planner/timing/timing.hpp
+  Nanos makespan = 0;    ///< of `schedule`, by planner/language/timing.hpp
   Nanos period = 0;      ///< of `schedule`: its steady state (planner/timing/period.hpp)
   Nanos objective = 0;   ///< the shortest makespan found on these routes (the MILP's or the plan's)
   Nanos lower_bound = 0;  ///< proven: no schedule on these routes has a shorter makespan
-  /// The makespan of the MILP's own best schedule (planner/timing/timing.hpp), before it is
+  /// The makespan of the MILP's own best schedule (planner/language/timing.hpp), before it is
   /// compared with the heuristic's; 0 when the MILP found none shorter than the incumbent or did
   /// not run.
   Nanos milp_makespan = 0;

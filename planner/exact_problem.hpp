@@ -14,8 +14,8 @@
 #include "core/error.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/language/semantics.hpp"
+#include "planner/language/timing.hpp"
 #include "planner/milp.hpp"
-#include "planner/timing/timing.hpp"
 
 namespace recycle::planner::exact {
 

@@ -1,6 +1,6 @@
 // Fault-free schedule generators: pure functions of the layout (and, for the memory-aware ones,
 // the costs, the limit and the optimizer mode). Each writes the compute-action order of one
-// pipeline's stages; every pipeline runs the same order. planner/timing/lower.hpp adds
+// pipeline's stages; every pipeline runs the same order. planner/language/lower.hpp adds
 // communication and the optimizer step.
 //
 //  gpipe        all forwards, then all backwards (B)

@@ -6,8 +6,8 @@
 #include <map>
 
 #include "core/error.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 

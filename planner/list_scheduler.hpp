@@ -38,7 +38,7 @@ struct ListScheduleInput {
   /// idle moment lets the I start at once, so the stages upstream get their gradient earlier.
   bool forward_waits_for_gradient = false;
   /// Data made on another worker arrives after its transfer time on this model's network (the
-  /// direct network of planner/timing/execution_graph.hpp); nullptr or a free network: at once.
+  /// direct network of planner/language/execution_graph.hpp); nullptr or a free network: at once.
   const CostModel* network = nullptr;
   /// Stop as soon as the makespan is known to be at least this (a candidate that cannot beat
   /// one already made): the result then has `gave_up` set, the bound it reached and no lists.

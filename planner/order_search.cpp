@@ -7,8 +7,9 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/execution_graph.hpp"
+#include "planner/timing/cost_graph.hpp"
 
 namespace recycle::planner {
 
@@ -52,7 +53,7 @@ class Search {
     schedule_.workers = first;
     GraphOptions options;
     options.staggered_optimizer = schedule_.staggered_optimizer;
-    graph_.emplace(schedule_, *in.model, options);
+    graph_.emplace(timed_graph(schedule_, *in.model, options));
     const auto nodes = static_cast<std::size_t>(graph_->nodes());
     compute_.assign(nodes, 0);
     kind_.assign(nodes, -1);

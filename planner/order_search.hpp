@@ -4,8 +4,8 @@
 // pipeline's own constraints.
 //
 // A schedule is one order per worker. It is timed by the execution graph of
-// planner/timing/execution_graph.hpp (the direct network: a remote input arrives after its transfer
-// time), which the search reorders in place, so the dependencies, the all-reduce and the
+// planner/language/execution_graph.hpp (the direct network: a remote input arrives after its
+// transfer time), which the search reorders in place, so the dependencies, the all-reduce and the
 // optimizer's barrier or stagger are the rules every other consumer uses. Schedules compare by
 // (steady-state period, first-iteration makespan, number of actions on a longest path of the last
 // iteration walked, sum of the first iteration's end times). A move takes an action on such a

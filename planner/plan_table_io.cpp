@@ -4,8 +4,8 @@
 #include "core/file_io.hpp"
 #include "core/json.hpp"
 #include "planner/language/failures.hpp"
-#include "planner/timing/schedule_io.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/schedule_io.hpp"
+#include "planner/language/validator.hpp"
 
 namespace recycle::planner {
 

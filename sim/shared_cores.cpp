@@ -8,7 +8,8 @@
 #include <utility>
 
 #include "core/error.hpp"
-#include "planner/timing/lower.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/timing/cost_graph.hpp"
 
 namespace recycle::sim {
 
@@ -196,7 +197,7 @@ std::optional<std::vector<Nanos>> shared_core_iteration_ends(
                  "shared cores need a core per worker and an iteration");
   const planner::Schedule lowered =
       schedule.is_lowered() ? schedule : planner::lower(schedule, model);
-  const ExecutionGraph graph(lowered, model, options);
+  const ExecutionGraph graph = planner::timed_graph(lowered, model, options);
   if (!graph.ordered()) return std::nullopt;
   return SharedCores(graph, core_of, iterations).run();
 }

@@ -19,9 +19,9 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::sim {
 

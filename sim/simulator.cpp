@@ -6,8 +6,9 @@
 #include <vector>
 
 #include "core/error.hpp"
-#include "planner/timing/execution_graph.hpp"
-#include "planner/timing/lower.hpp"
+#include "planner/language/execution_graph.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "sim/pipeline_fold.hpp"
 
 namespace recycle::sim {
@@ -310,7 +311,8 @@ Ran run_graph(planner::Schedule schedule, const CostModel& model, const SimOptio
   graph_options.network = options.network;
   graph_options.staggered_optimizer = options.staggered_optimizer;
   graph_options.eager_sends = options.eager_sends;
-  const ExecutionGraph graph(ran.schedule, model, graph_options, options.source);
+  const ExecutionGraph graph =
+      planner::timed_graph(ran.schedule, model, graph_options, options.source);
   if (!graph.ordered()) report_deadlock(ran.schedule, graph, options.source);
   if (fold == nullptr) {
     const SameWorkers same(graph);

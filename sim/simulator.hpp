@@ -6,7 +6,7 @@
 //  - CostModel (planner/timing/cost_model.hpp, planner/timing/cluster.hpp): what each action costs
 //  and where
 //    the workers sit; a free network (`--costs`) or a profile's hardware.
-//  - ExecutionGraph (planner/timing/execution_graph.hpp): the schedule's rules as a timed graph.
+//  - ExecutionGraph (planner/language/execution_graph.hpp): the schedule's rules as a timed graph.
 //  Every
 //    order in the runtime it models is fixed by the lists (each stream runs its list in order,
 //    each transfer pairs one SEND with one RECV), so an iteration's times are the longest paths
@@ -17,7 +17,7 @@
 //    iteration time, throughput, bubbles, memory; table, JSON, Chrome trace, SVG.
 //
 // The network is the runtime's by default (the runtime network of
-// planner/timing/execution_graph.hpp): one communication stream per worker running its SENDs and
+// planner/language/execution_graph.hpp): one communication stream per worker running its SENDs and
 // RECVs in list order, rendezvous transfers (or eager sends), latency + bytes / bandwidth on the
 // link the placement gives; on a free network (CostModel::compute_only, `--costs`) every transfer
 // takes no time, but the order still holds, so a schedule that would hang the runtime deadlocks
@@ -30,9 +30,9 @@
 #include <cstdint>
 #include <string>
 
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/execution_graph.hpp"
 #include "sim/timeline.hpp"
 
 namespace recycle::sim {
@@ -42,7 +42,7 @@ using planner::CostModel;
 struct SimOptions {
   std::int32_t iterations = 4;       ///< consecutive iterations to run (>= 1)
   bool staggered_optimizer = false;  ///< false: every OPT waits for a global barrier
-  /// The runtime network (default) or the direct one (planner/timing/execution_graph.hpp).
+  /// The runtime network (default) or the direct one (planner/language/execution_graph.hpp).
   planner::Network network = planner::Network::kRuntime;
   /// Runtime network: a transfer starts when its SEND is posted, without waiting for the RECV
   /// (NCCL's buffered sends of messages that fit its connection buffer); default: rendezvous.
@@ -61,9 +61,9 @@ struct SimRun {
   Timeline timeline;
 };
 
-/// Runs `schedule`: lowered first (planner/timing/lower.hpp, with the model's compute costs) if it
-/// holds compute actions only; a lowered schedule that lists no REDUCE_GRAD/OPT gets them after its
-/// last action. Throws InputError naming options.source if a SEND has no matching RECV (or the
+/// Runs `schedule`: lowered first (planner/language/lower.hpp, with the model's compute costs) if
+/// it holds compute actions only; a lowered schedule that lists no REDUCE_GRAD/OPT gets them after
+/// its last action. Throws InputError naming options.source if a SEND has no matching RECV (or the
 /// reverse), a worker is outside the layout, listed twice or has no actions, or the schedule
 /// deadlocks.
 [[nodiscard]] SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options);

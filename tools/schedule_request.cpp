@@ -6,11 +6,11 @@
 #include "planner/exact_planner.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/plan_table_io.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/memory.hpp"
-#include "planner/timing/validator.hpp"
 #include "tools/layout_options.hpp"
 #include "tools/whole_range.hpp"
 

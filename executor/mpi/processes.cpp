@@ -21,7 +21,7 @@
 
 #include "core/error.hpp"
 #include "executor/peers.hpp"
-#include "planner/timing/schedule_io.hpp"
+#include "planner/language/schedule_io.hpp"
 
 namespace recycle::executor::mpi {
 

@@ -11,7 +11,7 @@
 //    (re-routed around a failed worker). Which worker runs what is data, not part of the token.
 //  - Schedule: the action list of every live worker, plus the failed workers and the routes.
 // The rules a schedule must obey are in docs/architecture.md and checked by
-// planner/timing/validator.hpp.
+// planner/language/validator.hpp.
 #pragma once
 
 #include <compare>

@@ -1,8 +1,9 @@
 // The rules of the schedule language, written once (docs/architecture.md, "Semantics"). Every
 // consumer asks these functions and fills the answers into its own arrays: the execution graph
-// (planner/timing/execution_graph.hpp: timing, steady-state period, the validator's deadlock check
-// and the simulator), the validator's order and placement checks, the lowering, the list scheduler,
-// the order search and the exact planner. Header-inline: the planners call them once per edge.
+// (planner/language/execution_graph.hpp: timing, steady-state period, the validator's deadlock
+// check and the simulator), the validator's order and placement checks, the lowering, the list
+// scheduler, the order search and the exact planner. Header-inline: the planners call them once per
+// edge.
 //
 // Concepts:
 //  - Chunk: one (owner, virtual stage, micro-batch). Its F runs on the worker the routes name;

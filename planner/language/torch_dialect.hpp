@@ -36,7 +36,8 @@ inline constexpr TorchVersion kNewestTorch = TorchVersion::k2_15;
 [[nodiscard]] std::optional<TorchVersion> parse_torch_version(std::string_view name);
 
 /// One rank's lowered list in `version`'s tokens. `actions` are pipeline 0's (owner 0), in the
-/// order recycle's lowering (planner/timing/lower.hpp) gives them; `microbatches` is the layout's.
+/// order recycle's lowering (planner/language/lower.hpp) gives them; `microbatches` is the
+/// layout's.
 [[nodiscard]] std::vector<std::string> torch_comms_row(const std::vector<Action>& actions,
                                                        std::int32_t microbatches,
                                                        TorchVersion version);

@@ -3,8 +3,8 @@
 #include <benchmark/benchmark.h>
 
 #include "planner/generators.hpp"
+#include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/lower.hpp"
 
 namespace {
 

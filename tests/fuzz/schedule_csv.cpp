@@ -1,6 +1,6 @@
 // PyTorch schedule CSV (compute_only and compute_comms): read and validate.
-#include "planner/timing/schedule_io.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/schedule_io.hpp"
+#include "planner/language/validator.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {

@@ -1,8 +1,8 @@
 // Schedule JSON: read, validate, and a valid schedule lowered and validated again (the lowering
 // of a valid schedule must be valid).
-#include "planner/timing/lower.hpp"
-#include "planner/timing/schedule_io.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/schedule_io.hpp"
+#include "planner/language/validator.hpp"
 #include "tests/fuzz/fuzz.hpp"
 
 namespace {

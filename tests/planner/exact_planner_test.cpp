@@ -13,11 +13,11 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
 
 namespace {
 

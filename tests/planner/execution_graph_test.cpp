@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "planner/language/execution_graph.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/execution_graph.hpp"
-#include "planner/timing/lower.hpp"
 #include "planner/timing/period.hpp"
 
 namespace {
@@ -85,7 +86,7 @@ TEST_CASE("runtime network, 1F1B P = 2, M = 1: each transfer waits for both side
                                                       {ActionType::kOptimizer, 0, -1, 0}});
   for (const bool eager : {false, true}) {
     CAPTURE(eager);
-    const ExecutionGraph g(s, model(2, {3, 4, 2}, 1), runtime(eager));
+    const ExecutionGraph g = timed_graph(s, model(2, {3, 4, 2}, 1), runtime(eager));
     REQUIRE(g.ordered());
     const Times t = first_iteration(g);
     CHECK(at(g, s, t, 1, RECV_F).first == 0);
@@ -115,7 +116,7 @@ TEST_CASE(
                 {act(RECV_F, 1, 0), act(F, 1, 0), act(B, 1, 0), act(SEND_B, 1, 0),
                  act(RECV_F, 1, 1), act(F, 1, 1), act(B, 1, 1), act(SEND_B, 1, 1)}}};
   const CostModel m = model(2, {1, 1, 1}, 1);
-  CHECK_FALSE(ExecutionGraph(s, m, runtime()).ordered());
+  CHECK_FALSE(timed_graph(s, m, runtime()).ordered());
   // Eager: a transfer starts when its SEND is posted and holds the sender's stream until it
   // arrives; a RECV completes when it is posted and the data is there.
   //  stage 0: F0 [0,1]; SEND_F0 posted 1, arrives 2; F1 [1,2]; SEND_F1 posted 2 (stream free at
@@ -124,7 +125,7 @@ TEST_CASE(
   //           RECV_F1 posted 6 (after SEND_B0), done 6; F1 [6,7]; B1 [7,9]; SEND_B1 posted 9,
   //           arrives 10.
   //  stage 0: RECV_B0 done 6; B0 [6,8]; RECV_B1 posted 8 (after B0), done 10; B1 [10,12].
-  const ExecutionGraph g(s, m, runtime(true));
+  const ExecutionGraph g = timed_graph(s, m, runtime(true));
   REQUIRE(g.ordered());
   const Times t = first_iteration(g);
   CHECK(at(g, s, t, 1, RECV_F, 1) == std::pair<Nanos, Nanos>{6, 6});
@@ -145,7 +146,7 @@ TEST_CASE("runtime network: a worker's SEND/RECV wait on its one stream, in list
   //            F1 [8,9].
   const Schedule s = lower(generate("gpipe", Layout{1, 2, 2, 1}));
   REQUIRE(s.workers[1].actions[2] == act(RECV_F, 1, 1));
-  const ExecutionGraph g(s, model(2, {1, 1, 1}, 3), runtime());
+  const ExecutionGraph g = timed_graph(s, model(2, {1, 1, 1}, 3), runtime());
   const Times t = first_iteration(g);
   CHECK(at(g, s, t, 0, SEND_F, 1).first == 4);
   CHECK(at(g, s, t, 1, F, 0) == std::pair<Nanos, Nanos>{4, 5});
@@ -158,7 +159,7 @@ TEST_CASE(
     "network") {
   Schedule s = lower(generate("1f1b", Layout{1, 2, 1, 1}));
   s.workers[1].actions.erase(s.workers[1].actions.begin());  // 1RECV_F0
-  CHECK_THROWS_WITH_AS(ExecutionGraph(s, model(2, {1, 1, 1}, 1), runtime(), "f.json"),
+  CHECK_THROWS_WITH_AS((void)timed_graph(s, model(2, {1, 1, 1}, 1), runtime(), "f.json"),
                        "f.json: worker (0,0) action 0SEND_F0: no matching 1RECV_F0 on worker (0,1)",
                        recycle::InputError);
 }

@@ -11,8 +11,8 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 
 namespace {
 

@@ -14,9 +14,9 @@
 
 #include "planner/language/failures.hpp"
 #include "planner/language/semantics.hpp"
+#include "planner/language/timing.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
-#include "planner/timing/timing.hpp"
 
 namespace {
 

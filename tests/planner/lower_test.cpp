@@ -14,12 +14,13 @@
 #include <vector>
 
 #include "planner/generators.hpp"
+#include "planner/language/execution_graph.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/execution_graph.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
 
 namespace {
 
@@ -320,7 +321,7 @@ TEST_CASE(
       GraphOptions options;
       options.network = Network::kRuntime;
       options.staggered_optimizer = staggered;
-      const ExecutionGraph graph(lowered, model, options);
+      const ExecutionGraph graph = timed_graph(lowered, model, options);
       REQUIRE(graph.ordered());
       std::vector<recycle::Nanos> start(static_cast<std::size_t>(graph.nodes())), end(start.size());
       graph.sweep({}, start, end);

@@ -8,11 +8,11 @@
 #include <tuple>
 
 #include "planner/language/failures.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
 #include "tests/planner/test_helpers.hpp"
 
 using namespace recycle::planner;

@@ -11,13 +11,13 @@
 #include "core/rng.hpp"
 #include "planner/candidates.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/lower.hpp"
 #include "planner/timing/period.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
 
 using namespace recycle::planner;
 using recycle::Nanos;

@@ -1,4 +1,4 @@
-#include "planner/timing/schedule_io.hpp"
+#include "planner/language/schedule_io.hpp"
 
 #include <doctest/doctest.h>
 
@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "planner/generators.hpp"
-#include "planner/timing/lower.hpp"
+#include "planner/language/lower.hpp"
 
 namespace recycle::planner {
 namespace {

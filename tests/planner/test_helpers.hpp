@@ -11,9 +11,9 @@
 
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/cost_model.hpp"
-#include "planner/timing/validator.hpp"
 
 namespace recycle::planner::testing {
 

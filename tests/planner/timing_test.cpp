@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "planner/generators.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/timing.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/timing.hpp"
 
 namespace {
 

@@ -20,10 +20,10 @@
 #include "core/csv.hpp"
 #include "core/error.hpp"
 #include "planner/generators.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/schedule_io.hpp"
 #include "planner/language/torch_dialect.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/schedule_io.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/validator.hpp"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "planner/generators.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/validator.hpp"
 
 namespace {
 

@@ -5,7 +5,8 @@
 // every consumer must give the same answer:
 //  - the validator finds an order or deadlock violation exactly when the execution graph has a
 //    cycle, and exactly then the simulator refuses the schedule;
-//  - a valid schedule's one-iteration timing (planner/timing/timing.hpp), the planner's period walk
+//  - a valid schedule's one-iteration timing (planner/language/timing.hpp), the planner's period
+//  walk
 //    (planner/timing/period.hpp) and the simulator's records agree;
 //  - its lowering is valid and, on a free network, runs as the direct estimate the planners use;
 //  - the order search reports the steady state the execution graph gives its result.
@@ -18,14 +19,15 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "planner/generators.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/timing.hpp"
+#include "planner/language/validator.hpp"
 #include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/execution_graph.hpp"
-#include "planner/timing/lower.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "planner/timing/period.hpp"
-#include "planner/timing/timing.hpp"
-#include "planner/timing/validator.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 #include "tests/sim/random_profile.hpp"
@@ -111,7 +113,7 @@ Schedule perturbed(Schedule s, Rng& rng) {
 bool graph_has_cycle(const Schedule& s, const planner::CostModel& model) {
   planner::GraphOptions options;
   options.staggered_optimizer = s.staggered_optimizer;
-  return !planner::ExecutionGraph(s, model, options).ordered();
+  return !planner::timed_graph(s, model, options).ordered();
 }
 
 }  // namespace

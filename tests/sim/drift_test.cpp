@@ -1,6 +1,6 @@
 // Schedules on which the validator and the simulator used to disagree, because each had its own
 // copy of the rules: now both read planner/language/semantics.hpp and
-// planner/timing/execution_graph.hpp, and for each case here the validator's verdict and the
+// planner/language/execution_graph.hpp, and for each case here the validator's verdict and the
 // simulator's agree.
 #include <doctest/doctest.h>
 
@@ -10,8 +10,9 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/validator.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/validator.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "profiles/profile.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"

@@ -15,8 +15,9 @@
 #include "core/rng.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/lower.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "sim/pipeline_fold.hpp"
 #include "sim/simulator.hpp"
 

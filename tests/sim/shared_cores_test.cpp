@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "planner/generators.hpp"
+#include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/lower.hpp"
 #include "sim/simulator.hpp"
 
 namespace {

@@ -6,8 +6,8 @@
 
 #include "core/error.hpp"
 #include "planner/generators.hpp"
+#include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
-#include "planner/timing/lower.hpp"
 #include "sim/metrics.hpp"
 #include "sim/simulator.hpp"
 
@@ -194,9 +194,9 @@ TEST_CASE(
     "rendezvous transfers wait for the receiver, eager sends show only the first and last "
     "hops") {
   // GPipe, pp 2, m 4, F = 1000 ns, B = 2000 ns (I = W = 1000), each send c ns (1 byte/ns, no
-  // latency), every worker on its own node. The lowering (planner/timing/lower.hpp) posts each RECV
-  // before the receiver's first compute that does not end before the data is made, in the run on
-  // the direct network (transfers take c and never queue); the runtime network then runs the
+  // latency), every worker on its own node. The lowering (planner/language/lower.hpp) posts each
+  // RECV before the receiver's first compute that does not end before the data is made, in the run
+  // on the direct network (transfers take c and never queue); the runtime network then runs the
   // transfers one at a time per worker, each when both sides have posted.
   const Layout layout{1, 2, 4, 1};
   const Nanos f = 1000, b = 2000;

@@ -14,8 +14,8 @@
 
 #include "core/json.hpp"
 #include "planner/language/schedule.hpp"
+#include "planner/language/steady_state.hpp"
 #include "planner/language/torch_dialect.hpp"
-#include "planner/timing/period.hpp"
 
 namespace recycle::planner {
 

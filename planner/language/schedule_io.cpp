@@ -1,4 +1,4 @@
-#include "planner/timing/schedule_io.hpp"
+#include "planner/language/schedule_io.hpp"
 
 #include <fmt/format.h>
 
@@ -18,9 +18,9 @@
 #include "core/file_io.hpp"
 #include "core/json.hpp"
 #include "core/parse.hpp"
+#include "planner/language/lower.hpp"
+#include "planner/language/timing.hpp"
 #include "planner/language/torch_dialect.hpp"
-#include "planner/timing/lower.hpp"
-#include "planner/timing/timing.hpp"
 
 namespace recycle::planner {
 
@@ -204,7 +204,7 @@ std::vector<std::vector<std::string>> compute_comms_rows(
 }
 
 /// Compute actions on a grid of unit time steps: every compute action lasts one step and starts
-/// as soon as its dependencies allow (planner/timing/timing.hpp); empty cells are idle steps.
+/// as soon as its dependencies allow (planner/language/timing.hpp); empty cells are idle steps.
 std::vector<std::vector<std::string>> compute_only_rows(
     const Schedule& schedule, const std::vector<const WorkerSchedule*>& pipeline) {
   Schedule one;

@@ -4,9 +4,9 @@
 //  - ActionIndex: where each (kind, owner, virtual stage, micro-batch) occurs first, and how often.
 //    Dependencies always point at first occurrences; the validator reports the others. Nodes are
 //    numbered worker by worker in Schedule::workers order (action i of worker w is node
-//    offset(w) + i), as planner/timing/execution_graph.hpp numbers its action nodes.
+//    offset(w) + i), as planner/language/execution_graph.hpp numbers its action nodes.
 //  - DependencyGraph: the same-iteration edges of an ExecutionGraph
-//  (planner/timing/execution_graph.hpp)
+//  (planner/language/execution_graph.hpp)
 //    as a Boost.Graph, for the validator: a cycle is a deadlock, reported along its edges.
 #pragma once
 
@@ -18,9 +18,9 @@
 #include <optional>
 #include <vector>
 
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 

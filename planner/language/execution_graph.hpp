@@ -3,8 +3,8 @@
 // This is the one place where the iteration-level rules of docs/architecture.md (streams,
 // transfers, the gradient all-reduce, the optimizer barrier or stagger, the next iteration)
 // become edges, from the per-action rules of planner/language/semantics.hpp. Its walkers: timing of
-// one iteration (planner/timing/timing.hpp), the steady-state period (planner/timing/period.hpp),
-// the lowering's placement (planner/timing/lower.hpp), the validator (a cycle is a deadlock) and
+// one iteration (planner/language/timing.hpp), the steady-state period (planner/timing/period.hpp),
+// the lowering's placement (planner/language/lower.hpp), the validator (a cycle is a deadlock) and
 // the simulator (sim/simulator.hpp), so a planner's prediction and a simulation of the same
 // schedule cannot disagree.
 //
@@ -38,8 +38,8 @@
 #include <vector>
 
 #include "core/units.hpp"
+#include "planner/language/action.hpp"
 #include "planner/language/schedule.hpp"
-#include "planner/timing/cost_model.hpp"
 
 namespace recycle::planner {
 
@@ -81,18 +81,21 @@ class ExecutionGraph {
     Nanos delay = 0;
   };
 
-  /// Durations, transfer and all-reduce times from `model`. Throws InputError naming `source`
+  /// Action durations from `duration`; transfers and all-reduces take no time (a cost model's
+  /// graph, with its network: planner/timing/cost_graph.hpp). Throws InputError naming `source`
   /// when, on the runtime network, a SEND has no matching RECV, a RECV no SEND, or a lowered
   /// schedule's compute reads data made on another worker without a RECV. The graph reads actions
   /// from `schedule`, which must outlive it.
-  ExecutionGraph(const Schedule& schedule, const CostModel& model, const GraphOptions& options,
-                 const std::string& source = "schedule");
-  /// The same, reusing an ActionIndex of `schedule` that the caller has built.
-  ExecutionGraph(const Schedule& schedule, const ActionIndex& index, const CostModel& model,
-                 const GraphOptions& options, const std::string& source = "schedule");
-  /// Action durations from `duration`; transfers and all-reduces take no time.
   ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
                  const GraphOptions& options, const std::string& source = "schedule");
+  /// Times from `durations` (action(worker, action), transfer(from, to, send), all_reduce(stage,
+  /// peers)), with an ActionIndex of `schedule` the caller has built; defined where the rules'
+  /// edges are visible (execution_graph_build.hpp), which only the builders of graphs include.
+  template <class Durations>
+  ExecutionGraph(const Schedule& schedule, const ActionIndex& index, const Durations& durations,
+                 const GraphOptions& options, const std::string& source) {
+    build(schedule, index, durations, options, source);
+  }
 
   [[nodiscard]] std::int32_t nodes() const noexcept {
     return static_cast<std::int32_t>(kind_.size());

@@ -1,108 +1,34 @@
-#include "planner/timing/execution_graph.hpp"
+// The edges the rules give (docs/architecture.md, "Semantics"), as ExecutionGraph::build turns a
+// schedule into its timed graph: each list action's stream, data, transfer, all-reduce and
+// optimizer predecessors (asked of planner/language/semantics.hpp), numbered in a topological
+// order when there is one. A template over where the times come from (`Durations`: action(worker,
+// action), transfer(from, to, send), all_reduce(stage, peers)), so it is included only where a
+// graph is built from times: execution_graph.cpp (a function of the action, a free network) and
+// planner/timing/cost_graph.cpp (a cost model's). How the nodes are stored and walked is
+// execution_graph.hpp's.
+#pragma once
 
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <span>
+#include <string>
 #include <utility>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "core/error.hpp"
+#include "planner/language/dependency_graph.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/dependency_graph.hpp"
 
 namespace recycle::planner {
 
-namespace {
+namespace graph_build {
 
-/// Times from a cost model: compute and optimizer from its costs, transfers and all-reduces from
-/// its cluster and bytes.
-struct ModelDurations {
-  const CostModel& model;
-
-  [[nodiscard]] Nanos action(WorkerId, const Action& a) const { return model.compute.duration(a); }
-  [[nodiscard]] Nanos transfer(WorkerId from, WorkerId to, const Action& send) const {
-    return model.cluster.transfer_time(from, to, model.send_bytes(send));
-  }
-  [[nodiscard]] Nanos all_reduce(std::int32_t stage, std::span<const WorkerId> peers) const {
-    return model.all_reduce_time(stage, peers);
-  }
-};
-
-/// Action times from a function; a free network.
-struct FunctionDurations {
-  const ActionDuration& duration;
-
-  [[nodiscard]] Nanos action(WorkerId id, const Action& a) const { return duration(id, a); }
-  [[nodiscard]] Nanos transfer(WorkerId, WorkerId, const Action&) const { return 0; }
-  [[nodiscard]] Nanos all_reduce(std::int32_t, std::span<const WorkerId>) const { return 0; }
-};
-
-std::string where(const WorkerSchedule& ws, const Action& a) {
-  return "worker " + to_string(ws.id) + " action " + to_token(a, ws.id.dp);
-}
-
-}  // namespace
-
-std::vector<Action> implied_actions(const WorkerSchedule& worker) {
-  std::vector<Action> out;
-  for (const ActionType type : {ActionType::kReduceGrad, ActionType::kOptimizer}) {
-    if (std::none_of(worker.actions.begin(), worker.actions.end(),
-                     [type](const Action& a) { return a.type == type; })) {
-      out.push_back({type, worker.id.stage, -1, worker.id.dp});
-    }
-  }
-  return out;
-}
-
-std::vector<std::vector<WorkerId>> all_reduce_peers(const Schedule& schedule) {
-  const std::int32_t pp = schedule.layout.pp;
-  std::vector<std::vector<WorkerId>> peers(static_cast<std::size_t>(std::max(pp, 0)));
-  for (const WorkerSchedule& ws : schedule.workers) {
-    if (ws.id.stage >= 0 && ws.id.stage < pp)
-      peers[static_cast<std::size_t>(ws.id.stage)].push_back(ws.id);
-  }
-  return peers;
-}
-
-ExecutionGraph::ExecutionGraph(const Schedule& schedule, const CostModel& model,
-                               const GraphOptions& options, const std::string& source) {
-  build(schedule, ActionIndex(schedule), ModelDurations{model}, options, source);
-}
-
-ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionIndex& index,
-                               const CostModel& model, const GraphOptions& options,
-                               const std::string& source) {
-  build(schedule, index, ModelDurations{model}, options, source);
-}
-
-ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
-                               const GraphOptions& options, const std::string& source) {
-  build(schedule, ActionIndex(schedule), FunctionDurations{duration}, options, source);
-}
-
-const Action& ExecutionGraph::action(std::int32_t worker, std::int32_t index) const noexcept {
-  const auto w = static_cast<std::size_t>(worker);
-  const auto listed = static_cast<std::int32_t>(schedule_->workers[w].actions.size());
-  if (index < listed) return schedule_->workers[w].actions[static_cast<std::size_t>(index)];
-  return implied_[w][static_cast<std::size_t>(index - listed)];
-}
-
-std::int32_t ExecutionGraph::implied(std::int32_t worker) const noexcept {
-  return static_cast<std::int32_t>(implied_[static_cast<std::size_t>(worker)].size());
-}
-
-std::vector<std::int32_t> ExecutionGraph::last_nodes() const {
-  std::vector<std::int32_t> out;
-  out.reserve(static_cast<std::size_t>(workers()));
-  for (std::int32_t w = 0; w < workers(); ++w) out.push_back(node(w, list_size(w) - 1));
-  return out;
-}
-
-namespace {
-
-constexpr std::uint32_t kFrom = 0x7fff'ffffU;
-constexpr std::uint32_t kPrevious = 0x8000'0000U;
+inline constexpr std::uint32_t kFrom = 0x7fff'ffffU;
+inline constexpr std::uint32_t kPrevious = 0x8000'0000U;
 
 /// An edge as the rules give it, before the nodes are numbered: `from` is a provisional number.
 struct Pred {
@@ -134,12 +60,17 @@ struct ListNode {
   std::int32_t comm_before = -1;
 };
 
-}  // namespace
+inline std::string where(const WorkerSchedule& ws, const Action& a) {
+  return "worker " + to_string(ws.id) + " action " + to_token(a, ws.id.dp);
+}
+
+}  // namespace graph_build
 
 template <typename Durations>
 void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
                            const Durations& durations, const GraphOptions& options,
                            const std::string& source) {
+  using namespace graph_build;
   schedule_ = &schedule;
   source_ = source;
   const Layout& layout = schedule.layout;
@@ -625,160 +556,6 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
     transfer_node_.push_back(number[static_cast<std::size_t>(first_transfer) + t]);
   for (std::size_t c = 0; c < collective_stage_.size(); ++c)
     collective_node_.push_back(number[static_cast<std::size_t>(first_collective) + c]);
-}
-
-void ExecutionGraph::reorder(std::int32_t worker, std::span<const std::int32_t> nodes) {
-  const std::int32_t size = list_size(worker);
-  const std::int32_t opt = node(worker, size - 1);
-  const std::int32_t reduce = node(worker, size - 2);
-  RECYCLE_ASSERT(size == static_cast<std::int32_t>(nodes.size()) + 2 &&
-                     action(worker, size - 1).type == ActionType::kOptimizer &&
-                     action(worker, size - 2).type == ActionType::kReduceGrad,
-                 "reorder() takes every compute action of a compute-only worker");
-  // The rules of build(): a compute's first edge is its stream predecessor (the first compute's
-  // is the previous iteration's OPT); REDUCE_GRAD's second, after its all-reduce; the all-reduce
-  // hears from the worker's last compute.
-  const auto set = [this](std::int32_t e, std::int32_t from, std::int32_t distance) {
-    pred_[static_cast<std::size_t>(e)] =
-        static_cast<std::uint32_t>(from) | (static_cast<std::uint32_t>(distance) << 31);
-  };
-  for (std::size_t k = 0; k < nodes.size(); ++k) {
-    set(first_edge(nodes[k]), k == 0 ? opt : nodes[k - 1], k == 0 ? 1 : 0);
-  }
-  const std::int32_t last = nodes.empty() ? opt : nodes.back();
-  const std::int32_t last_distance = nodes.empty() ? 1 : 0;
-  const std::int32_t collective = edge(first_edge(reduce)).from;
-  set(first_edge(reduce) + 1, last, last_distance);
-  for (std::int32_t e = first_edge(collective); e < first_edge(collective + 1); ++e) {
-    const Edge arrival = edge(e);
-    if (kind(arrival.from) == NodeKind::kAction && position(arrival.from).worker == worker) {
-      set(e, last, last_distance);
-    }
-  }
-  reordered_ = true;
-}
-
-std::optional<std::vector<std::int32_t>> ExecutionGraph::topological_order() const {
-  const auto n = static_cast<std::size_t>(nodes());
-  std::vector<std::int32_t> first_out(n + 1, 0);
-  std::vector<std::int32_t> waiting(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
-      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
-      if (p >> 31) continue;
-      ++first_out[p + 1];
-      ++waiting[v];
-    }
-  }
-  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
-  std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
-      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
-      if (p >> 31) continue;
-      out[static_cast<std::size_t>(fill[p]++)] = static_cast<std::int32_t>(v);
-    }
-  }
-  std::vector<std::int32_t> order;
-  order.reserve(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) order.push_back(static_cast<std::int32_t>(v));
-  }
-  for (std::size_t head = 0; head < order.size(); ++head) {
-    const auto v = static_cast<std::size_t>(order[head]);
-    for (std::int32_t k = first_out[v]; k < first_out[v + 1]; ++k) {
-      const std::int32_t to = out[static_cast<std::size_t>(k)];
-      if (--waiting[static_cast<std::size_t>(to)] == 0) order.push_back(to);
-    }
-  }
-  if (order.size() != n) return std::nullopt;
-  return order;
-}
-
-namespace {
-
-/// One node of a sweep: its start from its edges, its end, its cause.
-template <bool kDelays>
-inline void time_node(std::size_t node, const std::int32_t* first_edge, const std::uint32_t* pred,
-                      const Nanos* delay, const Nanos* duration, const Nanos* previous_end,
-                      Nanos* start, Nanos* end, std::int32_t* cause) {
-  Nanos at = 0;
-  std::int32_t why = -1;
-  for (std::int32_t k = first_edge[node]; k < first_edge[node + 1]; ++k) {
-    const std::uint32_t p = pred[k];
-    Nanos t = 0;
-    if ((p >> 31) == 0) {
-      t = end[p];
-    } else if (previous_end != nullptr) {
-      t = previous_end[p & kFrom];
-    } else {
-      continue;
-    }
-    if constexpr (kDelays) t += delay[k];
-    if (why < 0 || t > at) {
-      at = std::max(at, t);
-      why = k;
-    }
-  }
-  // Ends and durations are at most kMaxClock and delays too, so at + duration fits in Nanos.
-  start[node] = at;
-  end[node] = std::min(at + duration[node], kMaxClock);
-  if (cause != nullptr) cause[node] = why;
-}
-
-}  // namespace
-
-void ExecutionGraph::sweep(std::span<const Nanos> previous_end, std::span<Nanos> start,
-                           std::span<Nanos> end, std::span<std::int32_t> cause) const {
-  RECYCLE_ASSERT(ordered(), "timing a schedule that deadlocks, or reordered: walk an order");
-  const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
-  std::int32_t* why = cause.empty() ? nullptr : cause.data();
-  const std::size_t n = kind_.size();
-  if (delay_.empty()) {
-    for (std::size_t node = 0; node < n; ++node) {
-      time_node<false>(node, first_edge_.data(), pred_.data(), nullptr, duration_.data(), previous,
-                       start.data(), end.data(), why);
-    }
-  } else {
-    for (std::size_t node = 0; node < n; ++node) {
-      time_node<true>(node, first_edge_.data(), pred_.data(), delay_.data(), duration_.data(),
-                      previous, start.data(), end.data(), why);
-    }
-  }
-  check_clock(end);
-}
-
-void ExecutionGraph::sweep(std::span<const std::int32_t> order, std::span<const Nanos> previous_end,
-                           std::span<Nanos> start, std::span<Nanos> end,
-                           std::span<std::int32_t> cause) const {
-  const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
-  std::int32_t* why = cause.empty() ? nullptr : cause.data();
-  for (const std::int32_t node : order) {
-    if (delay_.empty()) {
-      time_node<false>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(), nullptr,
-                       duration_.data(), previous, start.data(), end.data(), why);
-    } else {
-      time_node<true>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(),
-                      delay_.data(), duration_.data(), previous, start.data(), end.data(), why);
-    }
-  }
-  check_clock(end);
-}
-
-void refuse_clock(const std::string& source) {
-  throw InputError(source, fmt::format("the schedule's timing passes {:.0f} years of simulated "
-                                       "time, the most this tool represents: lower the costs "
-                                       "(--costs, --profile, --job), --microbatches or "
-                                       "--iterations",
-                                       to_seconds(kMaxClock) / (365.25 * 86400)));
-}
-
-void ExecutionGraph::check_clock(std::span<const Nanos> end) const {
-  for (std::int32_t w = 0; w < workers(); ++w) {
-    if (end[static_cast<std::size_t>(node(w, list_size(w) - 1))] >= kMaxClock)
-      refuse_clock(source_);
-  }
 }
 
 }  // namespace recycle::planner

@@ -1,12 +1,12 @@
-#include "planner/timing/lower.hpp"
+#include "planner/language/lower.hpp"
 
 #include <algorithm>
 #include <tuple>
 
 #include "core/error.hpp"
+#include "planner/language/dependency_graph.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
-#include "planner/timing/dependency_graph.hpp"
-#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 
@@ -27,7 +27,7 @@ struct Slot {
 
 }  // namespace
 
-Schedule lower(const Schedule& schedule, const CostModel& model) {
+Schedule lower(const Schedule& schedule, const ActionIndex& index, const ExecutionGraph& graph) {
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.virtual_stages() - 1;
   for (const WorkerSchedule& worker : schedule.workers) {
@@ -35,7 +35,6 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
       RECYCLE_ASSERT(is_compute(a.type), "lower() takes a compute-only schedule");
   }
   const RouteTable routes(schedule);
-  const ActionIndex index(schedule);
   std::vector<std::int32_t> worker_index(static_cast<std::size_t>(layout.workers()), -1);
   for (std::size_t w = 0; w < schedule.workers.size(); ++w) {
     const WorkerId id = schedule.workers[w].id;
@@ -44,9 +43,6 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
 
   // The compute-only run: each compute's key. Without one (the computes deadlock), every key ties
   // and each RECV goes right before its reader.
-  GraphOptions options;
-  options.staggered_optimizer = schedule.staggered_optimizer;
-  const ExecutionGraph graph(schedule, index, model, options);
   const bool timed = graph.ordered();
   // Per worker, in list order (index.node(w, i)), so the searches below read one short run.
   std::vector<Key> key(static_cast<std::size_t>(index.actions()), Key{0, 0});
@@ -165,7 +161,11 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
 }
 
 Schedule lower(const Schedule& schedule, const Costs& costs) {
-  return lower(schedule, CostModel::compute_only(costs));
+  GraphOptions options;
+  options.staggered_optimizer = schedule.staggered_optimizer;
+  const ExecutionGraph graph(
+      schedule, [&costs](WorkerId, const Action& a) { return costs.duration(a); }, options);
+  return lower(schedule, ActionIndex(schedule), graph);
 }
 
 Schedule lower(const Schedule& schedule) {

@@ -1,4 +1,4 @@
-#include "planner/timing/validator.hpp"
+#include "planner/language/validator.hpp"
 
 #include <algorithm>
 #include <array>
@@ -8,10 +8,10 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/language/dependency_graph.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
 #include "planner/language/work_limits.hpp"
-#include "planner/timing/dependency_graph.hpp"
-#include "planner/timing/execution_graph.hpp"
 
 namespace recycle::planner {
 

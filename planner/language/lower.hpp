@@ -16,16 +16,19 @@
 #pragma once
 
 #include "planner/language/costs.hpp"
+#include "planner/language/dependency_graph.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "planner/language/schedule.hpp"
-#include "planner/timing/cost_model.hpp"
 
 namespace recycle::planner {
 
-/// `schedule` must be compute-only (no SEND/RECV/REDUCE_GRAD/OPT). `model` times the moments
-/// receives are posted at: its compute costs, and its transfer times on the direct network of
-/// planner/timing/execution_graph.hpp (the data is made when it reaches its reader); if the compute
-/// schedule deadlocks, each RECV goes right before the compute that needs it.
-[[nodiscard]] Schedule lower(const Schedule& schedule, const CostModel& model);
+/// `schedule` must be compute-only (no SEND/RECV/REDUCE_GRAD/OPT). `graph`, its execution graph on
+/// the direct network (built with an ActionIndex of it, `index`), times the moments receives are
+/// posted at: when each compute ends, and the data reaches its reader (a cost model's times:
+/// planner/timing/cost_graph.hpp, lower(schedule, model)); if the compute schedule deadlocks,
+/// each RECV goes right before the compute that needs it.
+[[nodiscard]] Schedule lower(const Schedule& schedule, const ActionIndex& index,
+                             const ExecutionGraph& graph);
 /// With the costs on a free network.
 [[nodiscard]] Schedule lower(const Schedule& schedule, const Costs& costs);
 /// With F = I = W = 1 on every virtual stage: torch's own one-action-per-step placement.

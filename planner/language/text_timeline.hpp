@@ -10,7 +10,7 @@
 #include <string>
 
 #include "planner/language/schedule.hpp"
-#include "planner/timing/timing.hpp"
+#include "planner/language/timing.hpp"
 
 namespace recycle::planner {
 

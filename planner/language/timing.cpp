@@ -1,4 +1,4 @@
-#include "planner/timing/timing.hpp"
+#include "planner/language/timing.hpp"
 
 #include <algorithm>
 

@@ -1,4 +1,4 @@
-#include "planner/timing/dependency_graph.hpp"
+#include "planner/language/dependency_graph.hpp"
 
 #include <algorithm>
 #include <boost/graph/strong_components.hpp>

@@ -1,4 +1,4 @@
-#include "planner/timing/text_timeline.hpp"
+#include "planner/language/text_timeline.hpp"
 
 #include <algorithm>
 #include <numeric>

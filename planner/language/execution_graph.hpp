@@ -3,7 +3,7 @@
 // This is the one place where the iteration-level rules of docs/architecture.md (streams,
 // transfers, the gradient all-reduce, the optimizer barrier or stagger, the next iteration)
 // become edges, from the per-action rules of planner/language/semantics.hpp. Its walkers: timing of
-// one iteration (planner/language/timing.hpp), the steady-state period (planner/timing/period.hpp),
+// one iteration (planner/language/timing.hpp), the steady-state period (steady_state.hpp),
 // the lowering's placement (planner/language/lower.hpp), the validator (a cycle is a deadlock) and
 // the simulator (sim/simulator.hpp), so a planner's prediction and a simulation of the same
 // schedule cannot disagree.

@@ -105,11 +105,15 @@ planner::Layout LayoutOptions::layout() const {
   return out;
 }
 
+const profiles::Profile* LayoutOptions::flags_profile() const {
+  if (profile.empty()) return nullptr;
+  if (!profile_) profile_ = profiles::load_profile(profile);
+  return &*profile_;
+}
+
 planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
-  if (!profile.empty()) {
-    if (!profile_) profile_ = profiles::load_profile(profile);
-    return planner::costs_from_profile(*profile_, layout, profile);
-  }
+  if (const profiles::Profile* p = flags_profile())
+    return planner::costs_from_profile(*p, layout, profile);
   planner::StageCost cost{kNanosPerSecond, kNanosPerSecond, kNanosPerSecond};
   if (!costs.empty()) {
     const auto parts = split(costs, ',');
@@ -135,10 +139,8 @@ planner::Costs LayoutOptions::costs_for(const planner::Layout& layout) const {
 }
 
 planner::CostModel LayoutOptions::flags_model(const planner::Layout& layout) const {
-  if (!profile.empty()) {
-    if (!profile_) profile_ = profiles::load_profile(profile);
-    return planner::CostModel::from_profile(*profile_, layout, profile);
-  }
+  if (const profiles::Profile* p = flags_profile())
+    return planner::CostModel::from_profile(*p, layout, profile);
   return planner::CostModel::compute_only(costs_for(layout));
 }
 

@@ -66,6 +66,8 @@ struct LayoutOptions {
   void require_time(Nanos iteration_time) const;
 
  private:
+  /// The profile --profile names, read once; null without the flag.
+  [[nodiscard]] const profiles::Profile* flags_profile() const;
   /// Costs per virtual stage from --costs or --profile; F = I = W = 1 s when neither is given.
   [[nodiscard]] planner::Costs costs_for(const planner::Layout& layout) const;
   /// The costs of the flags' layout `layout` (--costs or --profile).

@@ -53,13 +53,13 @@ std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32
   Layout layout = job;
   layout.dp = whole_nodes ? 1 : ring;
   layout.pp = stages;
-  const std::string& name = job_.schedule;
+  const std::string& name = model_.job.schedule;
   // A count the schedule does not take (interleaved: a partial group) is charged as the next one
   // it does.
   layout.microbatches = planner::runnable_microbatches(name, layout, microbatches);
   if (whole_nodes) model.cluster.set_absent_ring_peers(ring - 1);
   const planner::Schedule schedule = job_schedule(name, layout, model);
-  planner::check_memory(schedule, model, job_.source);
+  planner::check_memory(schedule, model, model_.job.source);
   const auto state = planner::steady_state(schedule, model);
   if (!state) return std::nullopt;
   return state->period;
@@ -73,7 +73,7 @@ Nanos ReplayRates::fault_free() {
     ++from_table_;
   } else {
     const auto period = one_pipeline(model_.model, l.pp, l.microbatches, l.dp);
-    if (!period) throw InputError(job_.source, "the job's schedule deadlocks");
+    if (!period) throw InputError(model_.job.source, "the job's schedule deadlocks");
     fault_free_ = *period;
   }
   ++configurations_;
@@ -86,9 +86,9 @@ std::int32_t ReplayRates::busiest(std::int32_t pipelines) const {
   const std::int64_t total = std::int64_t{l.dp} * l.microbatches;
   const std::int64_t most = (total + pipelines - 1) / pipelines;
   if (most > planner::kMaxMicrobatches) {
-    throw InputError(job_.source, std::to_string(pipelines) + " pipelines would carry " +
-                                      std::to_string(most) +
-                                      " micro-batches each, more than the planners take");
+    throw InputError(model_.job.source, std::to_string(pipelines) + " pipelines would carry " +
+                                            std::to_string(most) +
+                                            " micro-batches each, more than the planners take");
   }
   return static_cast<std::int32_t>(most);
 }
@@ -103,7 +103,7 @@ Nanos ReplayRates::pipelines(std::int32_t live) {
     ++from_table_;
   } else {
     period = one_pipeline(model_.model, l.pp, busiest(live), live);
-    if (!period) throw InputError(job_.source, "the job's schedule deadlocks");
+    if (!period) throw InputError(model_.job.source, "the job's schedule deadlocks");
   }
   ++configurations_;
   pipelines_.emplace(live, *period);
@@ -119,7 +119,7 @@ std::optional<Nanos> ReplayRates::table_nodes(std::int64_t live_nodes) {
 
 std::string ReplayRates::chunks_text() const {
   const Layout& l = model_.layout;
-  return job_.source + ": " + job_.schedule + " runs " + std::to_string(l.interleave) +
+  return model_.job.source + ": " + model_.job.schedule + " runs " + std::to_string(l.interleave) +
          " chunks a worker" + (l.placement == planner::Placement::kV ? " placed in a V" : "");
 }
 
@@ -160,7 +160,7 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
     }
     options.failed = failed;
     const planner::RecyclePlan plan = planner::plan_recycle(options);
-    if (!plan.feasible) throw InputError(job_.source, "no ReCycle plan: " + plan.reason);
+    if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
     // The plan's slowdown against its own fault-free plan, applied to the job's iteration.
     const long double ratio =
         static_cast<long double>(plan.estimate.period) / static_cast<long double>(*recycle_base_);
@@ -183,7 +183,7 @@ std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int3
     try {
       // The job re-split over `stages` stages, one pipeline, chunks placed as its schedule
       // places them: the one job model (planner/job_model.hpp).
-      profiles::Job shorter = job_;
+      profiles::Job shorter = model_.job;
       shorter.parallel.pp = stages;
       shorter.parallel.dp = 1;
       shorter.parallel.global_batch = shorter.parallel.microbatch_size;
@@ -342,7 +342,8 @@ std::optional<Nanos> ReplayRates::bamboo_fault_free() {
       bamboo_unfit_ = e.what();  // the replicas do not fit the workers' memory
       return std::nullopt;
     }
-    if (!period) throw InputError(job_.source, "the job's schedule deadlocks with redundancy");
+    if (!period)
+      throw InputError(model_.job.source, "the job's schedule deadlocks with redundancy");
   }
   ++configurations_;
   bamboo_fault_free_ = *period;
@@ -391,7 +392,7 @@ std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed,
       std::optional<Nanos> period;
       try {
         period = one_pipeline(merged, left, busiest(pipelines), pipelines);
-        if (!period) throw InputError(job_.source, "a bamboo take-over schedule deadlocks");
+        if (!period) throw InputError(model_.job.source, "a bamboo take-over schedule deadlocks");
       } catch (const InputError&) {
         period.reset();  // the taking-over worker cannot hold both stages: no take-over
       }

@@ -95,8 +95,7 @@ class ReplayRates {
   /// Micro-batches of the busiest of `pipelines` pipelines carrying the whole batch.
   [[nodiscard]] std::int32_t busiest(std::int32_t pipelines) const;
 
-  planner::JobModel model_;
-  const profiles::Job& job_ = model_.job;
+  planner::JobModel model_;  ///< the job (model_.job) and its model
   const StepTable* table_;
   std::int64_t configurations_ = 0;
   std::int64_t from_table_ = 0;

@@ -6,6 +6,7 @@
 #include "core/error.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/list_scheduler.hpp"
+#include "planner/order_search.hpp"
 #include "planner/timing/memory.hpp"
 
 namespace recycle::planner {
@@ -150,6 +151,18 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (best.ranked_on_run || (fault_free && layout.dp > 1 && !model.cluster.free()))
     plan.estimate = *steady_state(plan.schedule, model, options.run);
   return plan;
+}
+
+Nanos recycle_period_bound(const RecycleOptions& options) {
+  RECYCLE_ASSERT(!infeasible(options.layout, options.failed), "every stage has a live worker");
+  const Layout& layout = options.layout;
+  CostModel model = options.model;
+  if (model.compute.virtual_stages.empty())
+    model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
+  Schedule skel = skeleton(layout, options.failed, "recycle", model);
+  skel.staggered_optimizer = options.staggered_optimizer;
+  return period_lower_bound(skel, model.compute,
+                            planning_limits(model, layout, options.memory_limit, layout.pp));
 }
 
 RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed) {

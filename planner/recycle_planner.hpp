@@ -64,6 +64,12 @@ struct RecyclePlan {
 /// The adaptive schedule; infeasible (with the reason) when some stage has no live replica.
 [[nodiscard]] RecyclePlan plan_recycle(const RecycleOptions& options);
 
+/// A lower bound on the steady-state period of any ReCycle plan for `options` (its routes, costs,
+/// memory limits and optimizer mode: planner/order_search.hpp period_lower_bound), found without
+/// planning: what ranks failure sets where planning each would cost too much. Requires every stage
+/// to have a live worker.
+[[nodiscard]] Nanos recycle_period_bound(const RecycleOptions& options);
+
 /// The naive baseline: the same routes, each worker running its own and re-routed micro-batches
 /// in plain 1F1B order (fused B first, then F while the stage holds fewer than pp - s
 /// micro-batches; no deferral, no stagger).

@@ -30,6 +30,7 @@ namespace {
 
 struct ReplayArgs {
   std::string job;
+  std::string schedule;
   TraceSource trace;
   std::string policy = "all";
   std::string days;
@@ -84,7 +85,7 @@ traces::Trace load_trace(const TraceSource& source, std::int64_t cluster_nodes) 
 int run_replay(const ReplayArgs& a) {
   const std::vector<sim::PolicyKind> chosen = sim::parse_policies(a.policy, "--policy");
   const profiles::Job job = profiles::load_job(a.job);
-  const planner::JobModel model = planner::job_model(job);
+  const planner::JobModel model = planner::job_model(job, a.schedule);
   const traces::Trace trace = load_trace(a.trace, job.resilience.cluster.nodes);
   std::optional<sim::StepTable> table;
   if (!a.step_table.empty()) table = sim::StepTable::load(a.step_table);
@@ -122,6 +123,9 @@ Command add_replay_command(CLI::App& app) {
                          "goodput, time lost by cause, GPU-hours)");
   sub->add_option("--job", a->job, "Job JSON (model, hardware, parallel and resilience blocks)")
       ->required();
+  sub->add_option("--schedule", a->schedule,
+                  "Run the job on this schedule instead of its own: every policy's baseline "
+                  "(1f1b, zb-h2, ...)");
   a->trace
       .add_to(*sub, "Failure trace (native CSV unless --from says otherwise)",
               "How the trace's nodes become the cluster's when the counts differ: wrap, "
@@ -141,6 +145,7 @@ Command add_replay_command(CLI::App& app) {
   sub->footer(examples({
       "recycle replay --job job.json --trace traces/data/llama3-like.csv --map scale --days 30",
       "recycle replay --job job.json --trace trace.csv --policy recycle,checkpoint --json",
+      "recycle replay --job job.json --trace trace.csv --map scale --schedule zb-h2",
       "recycle replay --job job.json --trace p3-trace.csv --from bamboo --step-table steps.csv",
       "recycle replay --job job.json --trace trace.csv --timeline out/t.csv --svg out/t.svg",
   }));

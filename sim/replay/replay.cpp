@@ -149,6 +149,7 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
   result.duration = end;
   result.samples_per_iteration = static_cast<double>(job.parallel.global_batch);
   result.fault_free_iteration = rates.fault_free();
+  result.schedule = job.schedule;
   result.cluster_nodes = r.cluster.nodes;
   result.gpus = r.cluster.nodes * r.cluster.gpus_per_node;
   const auto count = static_cast<double>(options.policies.size());
@@ -169,6 +170,7 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
     result.policies.push_back(run_policy(options.policies[i], job, rates, trace, end,
                                          static_cast<double>(i) / count, 1.0 / count, options));
   }
+  result.outrun = rates.outrun();
   result.configurations = rates.configurations();
   result.from_table = rates.from_table();
   if (options.progress) options.progress(1.0);

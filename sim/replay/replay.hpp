@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,10 @@ struct ReplayResult {
   Nanos duration = 0;
   double samples_per_iteration = 0;  ///< the global batch
   Nanos fault_free_iteration = 0;
+  /// The baseline: the job's schedule, which every policy runs with every worker up.
+  std::string schedule;
+  /// ReCycle's adaptive plan that outran the baseline, if one did (ReplayRates::outrun).
+  std::optional<AdaptiveOutrun> outrun;
   std::int64_t cluster_nodes = 0;
   std::int64_t gpus = 0;            ///< the cluster's, spares included
   std::int64_t configurations = 0;  ///< distinct configurations timed (cache entries)

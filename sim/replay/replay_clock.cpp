@@ -110,8 +110,11 @@ void JobClock::cancel_stalls() {
 
 void JobClock::run(Nanos period, Nanos reference) {
   RECYCLE_ASSERT(period > 0 && reference > 0, "a running job has an iteration time");
-  period_ = period;
-  reference_ = reference;
+  // The baseline is the job's schedule with every worker up: a configuration timed faster (an
+  // adaptive plan that outruns it, a measured row below it) runs at the fault-free rate, so no
+  // time is ever gained on it.
+  period_ = std::max(period, fault_free_);
+  reference_ = std::max(reference, fault_free_);
 }
 
 void JobClock::wait(LostCause cause) {

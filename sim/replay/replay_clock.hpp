@@ -61,7 +61,8 @@ class JobClock {
   void cancel_stalls();
   /// After the queued stalls, run at `period`; `reference` is the policy's own iteration time
   /// with every worker up (T0 for all but Bamboo): lost time below it is `degraded`, above T0
-  /// `redundancy`.
+  /// `redundancy`. Both are charged at least T0: nothing runs faster than the baseline, so no
+  /// lost time is negative and goodput is at most 1.
   void run(Nanos period, Nanos reference);
   /// After the queued stalls, stop until run() is called; the time goes to `cause`.
   void wait(LostCause cause);

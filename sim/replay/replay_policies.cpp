@@ -31,7 +31,7 @@ Nanos copy_time(PolicyContext& ctx, const std::vector<std::int64_t>& slots) {
 class InPlacePolicy : public Policy {
  public:
   void start(PolicyContext& ctx) final {
-    ctx.slots.fill_from_spares();
+    ctx.slots.fill_from_spares(choice(ctx));
     if (const auto p = period(ctx)) {
       ctx.clock.run(*p, reference(ctx));
     } else {
@@ -50,7 +50,7 @@ class InPlacePolicy : public Policy {
     }
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     if (drops_interrupted_iteration()) ctx.clock.drop_partial_iteration();
-    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares();
+    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(choice(ctx));
     if (const auto p = period(ctx)) {
       const Nanos moved = std::max(copy_time(ctx, filled), failure_copy(ctx, slot));
       ctx.clock.stall(fixed_cost(ctx) + moved, LostCause::kReconfiguration);
@@ -66,7 +66,7 @@ class InPlacePolicy : public Policy {
   }
 
   void node_joined(PolicyContext& ctx) final {
-    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares();
+    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(choice(ctx));
     if (filled.empty()) return;
     if (fallback_) {
       resume_from_checkpoint(ctx);
@@ -79,6 +79,8 @@ class InPlacePolicy : public Policy {
  protected:
   /// The iteration time of the current configuration; nullopt when it cannot run in place.
   virtual std::optional<Nanos> period(PolicyContext& ctx) = 0;
+  /// Which empty slot a spare or repaired node fills first (empty: the lowest).
+  virtual JobSlots::SlotChoice choice(PolicyContext&) { return {}; }
   /// The policy's own iteration time with every worker up.
   virtual Nanos reference(PolicyContext& ctx) { return ctx.rates.fault_free(); }
   /// The fixed cost of changing configuration in place (a failure or a rejoin).
@@ -110,6 +112,29 @@ class RecyclePolicy final : public InPlacePolicy {
  protected:
   std::optional<Nanos> period(PolicyContext& ctx) override {
     return ctx.rates.recycle(ctx.slots.failed_workers(), ctx.slots.live_nodes());
+  }
+  /// The hole whose return gives the fastest iteration charged (a stage with every replica down
+  /// first of all: the job cannot run without it); among equals, the lowest slot. Holes are tried
+  /// in slot order, skipping one whose bound cannot beat the best so far, and stopping at the
+  /// first that gives the fault-free time.
+  JobSlots::SlotChoice choice(PolicyContext& ctx) override {
+    return [&ctx](const std::vector<std::int64_t>& empty) {
+      const Nanos t0 = ctx.rates.fault_free();
+      std::int64_t chosen = empty.front();
+      std::optional<Nanos> best;
+      for (const std::int64_t slot : empty) {
+        const std::vector<WorkerId> failed = ctx.slots.failed_workers_but(slot);
+        const auto bound = ctx.rates.recycle_bound(failed);
+        if (!bound || (best && std::max(*bound, t0) >= *best)) continue;
+        const Nanos charged = std::max(*ctx.rates.recycle(failed, ctx.slots.live_nodes() + 1), t0);
+        if (!best || charged < *best) {
+          best = charged;
+          chosen = slot;
+        }
+        if (*best == t0) break;
+      }
+      return chosen;
+    };
   }
 };
 

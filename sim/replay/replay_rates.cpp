@@ -44,7 +44,8 @@ ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
     : model_(model), table_(table) {}
 
 std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32_t stages,
-                                               std::int32_t microbatches, std::int32_t ring) const {
+                                               std::int32_t microbatches, std::int32_t ring,
+                                               bool estimate) const {
   const Layout& job = model_.layout;
   const bool whole_nodes = base.cluster.pipelines_interchangeable();
   CostModel model = base;
@@ -60,7 +61,8 @@ std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32
   if (whole_nodes) model.cluster.set_absent_ring_peers(ring - 1);
   const planner::Schedule schedule = job_schedule(name, layout, model);
   planner::check_memory(schedule, model, model_.job.source);
-  const auto state = planner::steady_state(schedule, model);
+  const auto state = estimate ? planner::direct_steady_state(schedule, model)
+                              : planner::steady_state(schedule, model);
   if (!state) return std::nullopt;
   return state->period;
 }
@@ -128,15 +130,22 @@ std::string ReplayRates::recycle_unfit() const {
   return chunks_text() + "; the ReCycle planner re-routes one chunk a worker";
 }
 
+std::string ReplayRates::failure_key(const std::vector<WorkerId>& failed) const {
+  // Failure sets equal up to relabelling the pipelines share one plan where the pipelines are
+  // interchangeable (planner/language/failures.hpp).
+  const Layout& layout = model_.layout;
+  return (model_.model.cluster.pipelines_interchangeable() ? planner::canonicalize(failed, layout)
+                                                           : planner::keep_labels(failed, layout))
+      .key;
+}
+
 std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
                                           std::int64_t live_nodes) {
   if (failed.empty()) return fault_free();
   const Layout& layout = model_.layout;
   if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
   RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
-  const bool relabel = model_.model.cluster.pipelines_interchangeable();
-  const std::string key =
-      (relabel ? planner::canonicalize(failed, layout) : planner::keep_labels(failed, layout)).key;
+  const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
   std::optional<Nanos> period = table_nodes(live_nodes);
   if (!period) {
@@ -145,30 +154,52 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
     options.model = model_.model;
     options.search_work = kReplaySearchWork;
     // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
-    // every plan timed alike, on the direct network (only their ratio is used).
+    // every plan timed by its fast estimate on the direct network (only their ratio to the job's
+    // schedule, timed the same way, is used).
     options.timed_actions = 0;
     options.run.network = planner::Network::kDirect;
-    if (!recycle_base_) {
-      // The fault-free plan is made for one pipeline (they all run alike): its all-reduces must
-      // still ring over every pipeline, as the failure sets' plans do.
-      planner::RecycleOptions base = options;
-      if (base.model.cluster.pipelines_interchangeable()) {
-        base.layout.dp = 1;
-        base.model.cluster.set_absent_ring_peers(layout.dp - 1);
-      }
-      recycle_base_ = planner::plan_recycle(base).estimate.period;
-    }
     options.failed = failed;
     const planner::RecyclePlan plan = planner::plan_recycle(options);
     if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
-    // The plan's slowdown against its own fault-free plan, applied to the job's iteration.
-    const long double ratio =
-        static_cast<long double>(plan.estimate.period) / static_cast<long double>(*recycle_base_);
-    period = static_cast<Nanos>(std::llround(ratio * static_cast<long double>(fault_free())));
+    period = on_job_scale(plan.estimate.period);
+    const Nanos t0 = fault_free();
+    const auto count = static_cast<std::int64_t>(failed.size());
+    if (*period < t0 && (!outrun_ || count < outrun_->failed_workers)) {
+      outrun_ = AdaptiveOutrun{count, *period, t0};
+    }
   }
   ++configurations_;
   recycle_.emplace(key, period);
   return period;
+}
+
+std::optional<Nanos> ReplayRates::recycle_bound(const std::vector<WorkerId>& failed) {
+  const Layout& layout = model_.layout;
+  if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
+  const std::string key = failure_key(failed);
+  if (const auto it = recycle_bounds_.find(key); it != recycle_bounds_.end()) return it->second;
+  Nanos bound = 0;  // a measured step table bounds nothing
+  if (table_ == nullptr) {
+    planner::RecycleOptions options;
+    options.layout = layout;
+    options.model = model_.model;
+    options.failed = failed;
+    bound = on_job_scale(planner::recycle_period_bound(options));
+  }
+  recycle_bounds_.emplace(key, bound);
+  return bound;
+}
+
+Nanos ReplayRates::on_job_scale(Nanos estimate) {
+  if (!recycle_base_) {
+    const Layout& l = model_.layout;
+    recycle_base_ = one_pipeline(model_.model, l.pp, l.microbatches, l.dp, true);
+    if (!recycle_base_) throw InputError(model_.job.source, "the job's schedule deadlocks");
+  }
+  // The slowdown against the job's own schedule, timed alike, applied to the job's iteration.
+  const long double ratio =
+      static_cast<long double>(estimate) / static_cast<long double>(*recycle_base_);
+  return static_cast<Nanos>(std::llround(ratio * static_cast<long double>(fault_free())));
 }
 
 std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int32_t microbatches,

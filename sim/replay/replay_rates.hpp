@@ -8,9 +8,11 @@
 //  - pipelines P: P full-depth pipelines carrying the whole global batch (ceil(DP x m / P)
 //                 micro-batches on the busiest), as elastic training runs after dropping some;
 //  - recycle:     ReCycle's adaptive plan for the failure set, normalized so that failure sets
-//                 equal up to relabelling the pipelines share one entry; its period relative to
-//                 the plan for no failure scales the fault-free iteration (so no failures gives
-//                 exactly the job's own rate);
+//                 equal up to relabelling the pipelines share one entry. The plan and the job's
+//                 own schedule are timed by one model (the planners' fast estimate on the direct
+//                 network); the plan's period over the job schedule's scales the fault-free
+//                 iteration (the clock charges no less than that: re-routed work that fits the
+//                 job schedule's bubbles leaves the iteration at its fault-free time);
 //  - oobleck:     heterogeneous pipelines from Oobleck's templates (pipelines of k stages with the
 //                 layers re-split, k from the fewest whose memory fits to PP), the live workers
 //                 spread over P of them and the batch split in proportion to their speed; the
@@ -41,6 +43,14 @@
 
 namespace recycle::sim {
 
+/// The adaptive plan with the fewest failed workers that ran faster than the job's fault-free
+/// schedule (ReplayRates::outrun).
+struct AdaptiveOutrun {
+  std::int64_t failed_workers = 0;
+  Nanos plan = 0;        ///< the plan's iteration time, on the job's scale
+  Nanos fault_free = 0;  ///< the job's
+};
+
 class ReplayRates {
  public:
   /// `table` may be null; it must outlive the rates.
@@ -53,8 +63,18 @@ class ReplayRates {
   /// `live` of the job's pipelines, full depth, carrying the whole batch.
   [[nodiscard]] Nanos pipelines(std::int32_t live);
   /// ReCycle with `failed` workers (sorted); nullopt when some stage has no live replica.
+  /// The plan's iteration time on the job's scale, which may be below fault_free(): the replay's
+  /// clock charges no configuration less than the fault-free time (replay_clock.hpp).
   [[nodiscard]] std::optional<Nanos> recycle(const std::vector<planner::WorkerId>& failed,
                                              std::int64_t live_nodes);
+  /// A lower bound on recycle(failed), found without planning (planner::recycle_period_bound, on
+  /// the job's scale; 0 with a step table): what spares the plans of failure sets that cannot win.
+  /// nullopt when some stage has no live replica.
+  [[nodiscard]] std::optional<Nanos> recycle_bound(const std::vector<planner::WorkerId>& failed);
+  /// The adaptive plan with the fewest failed workers (the first such among equals) that ran
+  /// faster than the job's own fault-free schedule, if one did: a schedule with fewer bubbles
+  /// would speed up every policy.
+  [[nodiscard]] const std::optional<AdaptiveOutrun>& outrun() const noexcept { return outrun_; }
   /// Oobleck with `live_workers` workers; nullopt when they cannot hold one pipeline.
   [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, std::int64_t live_nodes);
   /// Why the recycle policy cannot run this job, empty when it can: the ReCycle planner
@@ -81,11 +101,18 @@ class ReplayRates {
   [[nodiscard]] std::int64_t from_table() const noexcept { return from_table_; }
 
  private:
-  /// The period of the job's schedule on one pipeline that stands for `ring` pipelines;
-  /// InputError naming the job when its workers run out of memory.
+  /// The period of the job's schedule on one pipeline that stands for `ring` pipelines, as
+  /// `recycle simulate` runs it or, with `estimate`, the planners' fast estimate on the direct
+  /// network (what the ReCycle plans are timed by); InputError naming the job when its workers
+  /// run out of memory.
   [[nodiscard]] std::optional<Nanos> one_pipeline(const planner::CostModel& model,
                                                   std::int32_t stages, std::int32_t microbatches,
-                                                  std::int32_t ring) const;
+                                                  std::int32_t ring, bool estimate = false) const;
+  /// The key of `failed` in the ReCycle caches.
+  [[nodiscard]] std::string failure_key(const std::vector<planner::WorkerId>& failed) const;
+  /// A fast estimate (the planners', on the direct network) as the job's iteration: scaled by the
+  /// job's fault-free time over its schedule's estimate.
+  [[nodiscard]] Nanos on_job_scale(Nanos estimate);
   [[nodiscard]] std::optional<Nanos> template_period(std::int32_t stages, std::int32_t microbatches,
                                                      std::int32_t ring);
   [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
@@ -102,8 +129,10 @@ class ReplayRates {
   std::optional<Nanos> fault_free_;
   std::optional<Nanos> bamboo_fault_free_;
   std::string bamboo_unfit_;
-  std::optional<Nanos> recycle_base_;
+  std::optional<Nanos> recycle_base_;  ///< the job's schedule, timed as the plans are
   std::map<std::string, std::optional<Nanos>> recycle_;
+  std::optional<AdaptiveOutrun> outrun_;
+  std::map<std::string, std::optional<Nanos>> recycle_bounds_;
   std::map<std::int32_t, Nanos> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;
   std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>

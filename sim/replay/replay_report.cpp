@@ -52,6 +52,17 @@ const char* color(PolicyKind kind) {
 
 }  // namespace
 
+std::string outrun_line(const ReplayResult& r) {
+  if (!r.outrun) return {};
+  const AdaptiveOutrun& o = *r.outrun;
+  return fmt::format(
+      "note: ReCycle's adaptive plan for {} failed worker{} runs at {:.4g} s, faster than "
+      "fault-free {} at {:.4g} s, and is charged {:.4g} s: a schedule with fewer bubbles (a "
+      "zero-bubble one) would speed up every policy",
+      o.failed_workers, o.failed_workers == 1 ? "" : "s", to_seconds(o.plan), r.schedule,
+      to_seconds(o.fault_free), to_seconds(o.fault_free));
+}
+
 // Counts and rates in fixed notation, as the ratios and lost hours: samples to a tenth (13 digits
 // before the point fill the column), samples/s to a thousandth, GPU-hours to a hundredth.
 std::string replay_table(const ReplayResult& r, const std::string& title) {
@@ -62,6 +73,11 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
       title, days, r.cluster_nodes, r.gpus, to_seconds(r.fault_free_iteration),
       fault_free_throughput(r), r.configurations,
       r.from_table > 0 ? fmt::format(" ({} from the step table)", r.from_table) : "");
+  out += fmt::format(
+      "baseline: every policy runs the job's schedule, {}, and is measured against it fault-free "
+      "({:.4g} s an iteration)\n",
+      r.schedule, to_seconds(r.fault_free_iteration));
+  if (r.outrun) out += outrun_line(r) + "\n";
   out += fmt::format(
       "{:<11} {:>13} {:>10} {:>8} {:>6} {:>8} {:>9}  lost hours: {:>6} {:>6} {:>7} "
       "{:>7} {:>8} {:>8} {:>8} {:>7}\n",
@@ -107,6 +123,14 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
   j["gpus"] = r.gpus;
   j["samples_per_iteration"] = r.samples_per_iteration;
   j["fault_free_iteration_s"] = to_seconds(r.fault_free_iteration);
+  j["baseline_schedule"] = r.schedule;
+  if (r.outrun) {
+    j["adaptive_outrun"] = {{"failed_workers", r.outrun->failed_workers},
+                            {"plan_iteration_s", to_seconds(r.outrun->plan)},
+                            {"fault_free_iteration_s", to_seconds(r.outrun->fault_free)}};
+  } else {
+    j["adaptive_outrun"] = nullptr;
+  }
   j["fault_free_throughput_samples_per_s"] = fault_free_throughput(r);
   j["configurations"] = r.configurations;
   j["configurations_from_table"] = r.from_table;

@@ -14,6 +14,9 @@ namespace recycle::sim {
 /// A header with the replay's setting, one row per policy, and ReCycle's throughput over each
 /// other policy's when ReCycle ran.
 [[nodiscard]] std::string replay_table(const ReplayResult& result, const std::string& title);
+/// "note: ReCycle's adaptive plan for 1 failed worker runs at ..., faster than fault-free ...";
+/// empty when no plan outran the job's schedule.
+[[nodiscard]] std::string outrun_line(const ReplayResult& result);
 /// {"duration_s", ..., "policies": [{"policy", "samples", "goodput", "ettr",
 /// "mean_throughput_samples_per_s", "lost_s": {...}, "gpu_hours", ...}]}
 [[nodiscard]] nlohmann::ordered_json replay_json(const ReplayResult& result);

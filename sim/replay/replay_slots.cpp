@@ -38,12 +38,17 @@ void JobSlots::node_ready(std::int64_t node) {
   if (slot_of_[static_cast<std::size_t>(node)] < 0) spares_.insert(node);
 }
 
-std::vector<std::int64_t> JobSlots::fill_from_spares() {
+std::vector<std::int64_t> JobSlots::fill_from_spares(const SlotChoice& choose) {
   std::vector<std::int64_t> filled;
   while (!empty_.empty() && !spares_.empty()) {
-    const std::int64_t slot = *empty_.begin();
+    auto chosen = empty_.begin();
+    if (choose && empty_.size() > 1) {
+      chosen = empty_.find(choose(std::vector<std::int64_t>(empty_.begin(), empty_.end())));
+      RECYCLE_ASSERT(chosen != empty_.end(), "a spare fills an empty slot");
+    }
+    const std::int64_t slot = *chosen;
     const std::int64_t node = *spares_.begin();
-    empty_.erase(empty_.begin());
+    empty_.erase(chosen);
     spares_.erase(spares_.begin());
     slot_of_[static_cast<std::size_t>(node)] = slot;
     filled.push_back(slot);
@@ -97,8 +102,13 @@ std::vector<planner::WorkerId> JobSlots::workers_of(std::int64_t slot) const {
 }
 
 std::vector<planner::WorkerId> JobSlots::failed_workers() const {
+  return failed_workers_but(-1);
+}
+
+std::vector<planner::WorkerId> JobSlots::failed_workers_but(std::int64_t but) const {
   std::vector<planner::WorkerId> out;
   for (const std::int64_t slot : empty_) {
+    if (slot == but) continue;
     const auto workers = workers_of(slot);
     out.insert(out.end(), workers.begin(), workers.end());
   }

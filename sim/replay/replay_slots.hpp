@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <set>
 #include <vector>
 
@@ -24,8 +25,11 @@ class JobSlots {
   std::int64_t node_down(std::int64_t node);
   /// The node is up and has joined: it goes to the spare pool.
   void node_ready(std::int64_t node);
-  /// Fills empty slots, lowest first, with the lowest spares; returns the slots filled.
-  std::vector<std::int64_t> fill_from_spares();
+  /// Which of the empty slots (ascending, at least two) the next spare fills.
+  using SlotChoice = std::function<std::int64_t(const std::vector<std::int64_t>& empty)>;
+  /// Fills empty slots with the lowest spares, one at a time, each the slot `choose` picks then
+  /// (without a choice, the lowest); returns the slots filled.
+  std::vector<std::int64_t> fill_from_spares(const SlotChoice& choose = {});
   /// Re-forms the job with as many whole pipelines as the live nodes allow (at most DP): when
   /// every pipeline sits on whole nodes of its own, the pipelines past that number are parked
   /// (their nodes go to the spare pool, their workers are neither live nor failed) and the empty
@@ -39,6 +43,8 @@ class JobSlots {
 
   /// The workers of the empty slots, sorted.
   [[nodiscard]] std::vector<planner::WorkerId> failed_workers() const;
+  /// The workers of the empty slots but `slot`, sorted: who would still be failed were it filled.
+  [[nodiscard]] std::vector<planner::WorkerId> failed_workers_but(std::int64_t slot) const;
   /// The workers slot `slot` holds (a worker wider than a node is in several slots).
   [[nodiscard]] std::vector<planner::WorkerId> workers_of(std::int64_t slot) const;
   /// Filled slots of the pipelines in use.

@@ -219,3 +219,11 @@ cli_shell_test("replay runs an interleaved job: recycle says why it cannot, the 
 # file, and from the layout flags with the job's synthesized profile (tests/cli/job_or_flags.sh).
 add_test(NAME "cli: a job gives one iteration time from its file, --schedule or the layout flags"
          COMMAND ${EXPECT} 0 "agree: 7 generators ## $" -- ${CMAKE_CURRENT_SOURCE_DIR}/job_or_flags.sh ${P} ${OUT}/job_or_flags)
+# The replay states its baseline: the job's schedule, or the one --schedule names, which every
+# policy runs with every worker up; an unknown name is refused before anything is replayed.
+cli_test("replay states its baseline, the schedule --schedule names" 0
+  "fault-free iteration [0-9.]+ s.*## baseline: every policy runs the job's schedule, zb-h2, and is measured against it fault-free [(][0-9.]+ s an iteration[)] ## policy "
+  replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --schedule zb-h2)
+cli_test("replay --schedule refuses an unknown schedule" 2
+  "^error: --schedule: unknown schedule 'nope'.* ## $"
+  replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --schedule nope)

@@ -1,0 +1,107 @@
+// What the replay charges ReCycle (sim/replay/replay_rates.hpp): the job's own schedule is the
+// baseline, and an adaptive plan's rate is its slowdown against that schedule, timed alike (the
+// replay's clock then charges no less than the fault-free time: replay_test.cpp). Worked on bare
+// compute times (F = I = W = 1 us, a free network and a free optimizer), where 1F1B's iteration is
+// (m + p - 1)(F + I + W).
+#include <doctest/doctest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "planner/job_model.hpp"
+#include "profiles/job.hpp"
+#include "sim/replay/replay.hpp"
+#include "sim/replay/replay_rates.hpp"
+#include "traces/native_csv.hpp"
+
+namespace {
+
+using recycle::Nanos;
+using recycle::planner::WorkerId;
+
+constexpr Nanos kUnit = 1'000;  // F, I and W each take 1 us
+
+/// A 1F1B job of PP `pp` x DP `dp` with `m` micro-batches per pipeline, on bare compute times,
+/// each worker on a node of its own (slot n holds worker n = dp x pp + stage); no detection,
+/// checkpoint or restart costs.
+recycle::planner::JobModel unit_job(int pp, int dp, int m) {
+  const auto job = recycle::profiles::job_from_json(
+      nlohmann::json{
+          {"model", "gpt3-350m"},
+          {"hardware", "a100-80g"},
+          {"parallel",
+           {{"tp", 1}, {"pp", pp}, {"dp", dp}, {"microbatch_size", 1}, {"global_batch", dp * m}}},
+          {"schedule", "1f1b"},
+          {"cluster", {{"gpus_per_node", 1}}},
+          {"detection", {{"heartbeat_s", 0}}},
+          {"checkpoint", {{"interval_s", 100'000}, {"write_s", 0}, {"load_s", 0}}},
+          {"restart", {{"job_restart_s", 0}, {"node_join_s", 0}, {"reconfigure_s", 0}}}},
+      "job.json");
+  recycle::planner::JobModel model = recycle::planner::job_model(job);
+  model.model = recycle::planner::CostModel::compute_only(
+      recycle::planner::Costs::uniform(pp, {kUnit, kUnit, kUnit}));
+  return model;
+}
+
+}  // namespace
+
+TEST_CASE("replay rates: 1F1B's fault-free iteration is (m + p - 1)(F + I + W)") {
+  recycle::sim::ReplayRates rates(unit_job(4, 8, 8), nullptr);
+  CHECK(rates.fault_free() == (8 + 4 - 1) * 3 * kUnit);
+}
+
+TEST_CASE("replay rates: a ReCycle plan that outruns the job's schedule is reported as such") {
+  // PP 4 x DP 8, m 8: 1F1B runs 33 us. One failed worker re-routes its 8 micro-batches to 7
+  // peers: a peer runs at most 10 micro-batches, 30 us of work, which a split backward and a
+  // staggered optimizer fit within 33 us: the plan is faster than the job's own schedule. (The rule
+  // before charged the plan's slowdown against ReCycle's own fault-free plan, which also splits the
+  // backward and staggers the optimizer: 32 / 27 x 33 us = 39.1 us.)
+  recycle::sim::ReplayRates rates(unit_job(4, 8, 8), nullptr);
+  const auto plan = rates.recycle({WorkerId{2, 1}}, 31);
+  REQUIRE(plan.has_value());
+  CHECK(*plan < 33 * kUnit);
+  CHECK(*plan >= 30 * kUnit);  // the busiest peer's own work
+  REQUIRE(rates.outrun().has_value());
+  CHECK(rates.outrun()->failed_workers == 1);
+  CHECK(rates.outrun()->plan == *plan);
+  CHECK(rates.outrun()->fault_free == 33 * kUnit);
+}
+
+TEST_CASE("replay rates: a ReCycle plan slower than the job's schedule is charged its own time") {
+  // PP 4 x DP 2, m 8: one failed worker leaves its stage one live worker carrying all 16
+  // micro-batches, 48 us of work at least, against 1F1B's 33 us. On a free network the
+  // baseline's fast estimate is its iteration, so the rate is the plan's own period.
+  recycle::sim::ReplayRates rates(unit_job(4, 2, 8), nullptr);
+  const auto plan = rates.recycle({WorkerId{1, 2}}, 7);
+  REQUIRE(plan.has_value());
+  CHECK(*plan >= 48 * kUnit);
+  CHECK_FALSE(rates.outrun().has_value());
+  // A stage with no live worker has no plan.
+  CHECK_FALSE(rates.recycle({WorkerId{0, 2}, WorkerId{1, 2}}, 6).has_value());
+}
+
+TEST_CASE("replay: a repaired node fills the hole whose return speeds ReCycle up most") {
+  // PP 4 x DP 2, m 8; the last stage costs twice the others (an output layer). Workers (0, 1)
+  // and (0, 3) fail (nodes 1 and 3); node 1 comes back. Filling its own slot leaves stage 3 with
+  // one live worker carrying 16 micro-batches of 6 us: at least 96 us an iteration. Filling slot 3
+  // instead leaves stage 1 so loaded (16 x 3 us = 48 us) beside stage 3's own 8 x 6 us = 48 us,
+  // so node 1 must take slot 3 (the lowest-slot rule would put it back in slot 1).
+  recycle::planner::JobModel model = unit_job(4, 2, 8);
+  model.model.compute.virtual_stages.back() = {2 * kUnit, 2 * kUnit, 2 * kUnit};
+  const auto parsed = recycle::traces::parse_native_csv(
+      "# nodes: 8\n# duration_s: 1\ntime_s,node,event,cause\n"
+      "0.1,1,down,x\n0.2,3,down,x\n0.5,1,up,\n",
+      "trace.csv", {});
+  recycle::sim::ReplayOptions options;
+  options.policies = {recycle::sim::PolicyKind::kRecycle};
+  const recycle::sim::ReplayResult r = recycle::sim::replay(model, parsed.trace, options);
+  recycle::sim::ReplayRates rates(model, nullptr);
+  const Nanos stage3_open = *rates.recycle({WorkerId{0, 3}}, 7);
+  const Nanos stage1_open = *rates.recycle({WorkerId{0, 1}}, 7);
+  REQUIRE(stage3_open >= 96 * kUnit);
+  REQUIRE(stage1_open < stage3_open);
+  const auto& timeline = r.policies.front().timeline;
+  REQUIRE(!timeline.empty());
+  const double after_join = timeline.back().iterations_per_s;
+  CHECK(after_join ==
+        doctest::Approx(1e9 / static_cast<double>(std::max(stage1_open, rates.fault_free()))));
+}

@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/error.hpp"
 #include "core/json.hpp"
@@ -89,11 +90,16 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
     k.load_s = seconds(*block, "load_s", k.load_s, false);
   }
   if (const auto block = root.find("restart")) {
-    block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s"});
+    block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s", "oobleck_reconfigure_s",
+                      "bamboo_reconfigure_s"});
     RestartBlock& k = r.restart;
     k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
     k.node_join_s = seconds(*block, "node_join_s", k.node_join_s, false);
-    k.reconfigure_s = seconds(*block, "reconfigure_s", k.reconfigure_s, false);
+    for (auto [key, field] : {std::pair{"reconfigure_s", &k.reconfigure_s},
+                              std::pair{"oobleck_reconfigure_s", &k.oobleck_reconfigure_s},
+                              std::pair{"bamboo_reconfigure_s", &k.bamboo_reconfigure_s}}) {
+      if (block->find(key)) *field = seconds(*block, key, 0, false);
+    }
   }
   return r;
 }

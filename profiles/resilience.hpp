@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "core/units.hpp"
 
@@ -42,7 +43,12 @@ struct CheckpointBlock {
 struct RestartBlock {
   Seconds job_restart_s = 600;  ///< scheduler, container and communicator start-up of the job
   Seconds node_join_s = 60;     ///< a repaired or spare node's start-up before it can join
-  Seconds reconfigure_s = 10;   ///< an in-place reconfiguration's fixed cost (oobleck, bamboo)
+  /// An in-place reconfiguration's fixed cost for both Oobleck and Bamboo, when given; each
+  /// policy's own key wins over it, and without either the replay takes the published setting for
+  /// the model's size (sim/replay/reconfiguration.hpp).
+  std::optional<Seconds> reconfigure_s;
+  std::optional<Seconds> oobleck_reconfigure_s;  ///< Oobleck's re-instantiation
+  std::optional<Seconds> bamboo_reconfigure_s;   ///< Bamboo's reconfiguration
 };
 
 struct Resilience {

@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "planner/language/work_limits.hpp"
+#include "sim/replay/reconfiguration.hpp"
 #include "sim/replay/replay_slots.hpp"
 
 namespace recycle::sim {
@@ -26,12 +27,14 @@ struct Join {
   }
 };
 
-ResilienceCosts costs_of(const profiles::Resilience& r) {
+ResilienceCosts costs_of(const profiles::Job& job) {
+  const profiles::Resilience& r = job.resilience;
   ResilienceCosts c;
   c.detection = to_nanos(r.detection.delay_s());
   c.restart = to_nanos(r.restart.job_restart_s + r.checkpoint.load_s);
   c.write = to_nanos(r.checkpoint.write_s);
-  c.reconfigure = to_nanos(r.restart.reconfigure_s);
+  c.oobleck_reconfigure = to_nanos(oobleck_reconfiguration(job).seconds);
+  c.bamboo_reconfigure = to_nanos(bamboo_reconfiguration(job).seconds);
   return c;
 }
 
@@ -43,7 +46,7 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
   JobSlots slots(r.job_nodes, nodes, rates.layout(), job.parallel.tp, r.cluster.gpus_per_node);
   const Nanos fault_free = rates.fault_free();
   JobClock clock(fault_free, to_nanos(r.checkpoint.interval_s), to_nanos(r.checkpoint.write_s));
-  PolicyContext ctx{clock, slots, rates, costs_of(r)};
+  PolicyContext ctx{clock, slots, rates, costs_of(job)};
   const std::unique_ptr<Policy> policy = make_policy(kind);
   const Nanos join = to_nanos(r.restart.node_join_s);
 
@@ -150,6 +153,19 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
   result.samples_per_iteration = static_cast<double>(job.parallel.global_batch);
   result.fault_free_iteration = rates.fault_free();
   result.schedule = job.schedule;
+  {
+    const auto second = [](Seconds s) { return fmt::format("{:g} s", s); };
+    const ReconfigurationCost oobleck = oobleck_reconfiguration(job);
+    const ReconfigurationCost bamboo = bamboo_reconfiguration(job);
+    result.charges = {
+        fmt::format("detection {}, restart {} (job_restart_s + load_s), a checkpoint every {} of "
+                    "training taking {}",
+                    second(r.detection.delay_s()),
+                    second(r.restart.job_restart_s + r.checkpoint.load_s),
+                    second(r.checkpoint.interval_s), second(r.checkpoint.write_s)),
+        fmt::format("oobleck re-instantiation {} ({})", second(oobleck.seconds), oobleck.source),
+        fmt::format("bamboo reconfiguration {} ({})", second(bamboo.seconds), bamboo.source)};
+  }
   result.cluster_nodes = r.cluster.nodes;
   result.gpus = r.cluster.nodes * r.cluster.gpus_per_node;
   const auto count = static_cast<double>(options.policies.size());

@@ -47,6 +47,8 @@ struct ReplayResult {
   std::string schedule;
   /// ReCycle's adaptive plan that outran the baseline, if one did (ReplayRates::outrun).
   std::optional<AdaptiveOutrun> outrun;
+  /// What the policies are charged and where each figure comes from, one line each.
+  std::vector<std::string> charges;
   std::int64_t cluster_nodes = 0;
   std::int64_t gpus = 0;            ///< the cluster's, spares included
   std::int64_t configurations = 0;  ///< distinct configurations timed (cache entries)

@@ -151,14 +151,14 @@ class OobleckPolicy final : public InPlacePolicy {
     }
     return ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes());
   }
-  Nanos fixed_cost(PolicyContext& ctx) override { return ctx.costs.reconfigure; }
+  Nanos fixed_cost(PolicyContext& ctx) override { return ctx.costs.oobleck_reconfigure; }
   Nanos failure_copy(PolicyContext& ctx, std::int64_t slot) override {
     return copy_time(ctx, {slot});  // the lost layers, copied from another pipeline
   }
   void count_failure(PolicyContext& ctx) override {
     const Nanos now = ctx.clock.now();
     unrecovered_ = now < recovered_at_ ? unrecovered_ + 1 : 1;
-    recovered_at_ = now + ctx.costs.detection + ctx.costs.reconfigure;
+    recovered_at_ = now + ctx.costs.detection + ctx.costs.oobleck_reconfigure;
   }
 
  private:
@@ -168,11 +168,15 @@ class OobleckPolicy final : public InPlacePolicy {
 
 /// Bamboo: a failed stage's work is taken over by its predecessor, which holds its replica (no
 /// redo, no stall past detection); then, as Bamboo's reconfiguration rules say, the job
-/// re-forms whole pipelines from the live nodes (`reconfigure_s`) when the pool can relieve
-/// every covering node, when covering nodes are more than 2.5 % of the live ones, or when the
-/// live nodes make one more pipeline. Two failed consecutive stages of a pipeline, a take-over
-/// that does not fit memory, or a re-forming that leaves no pipeline that can run, are fatal:
-/// back to the checkpoint and restart on the pipelines the live nodes form.
+/// re-forms whole pipelines from the live nodes (its reconfiguration cost) when the pool can
+/// relieve every covering node, when covering nodes are more than 2.5 % of the live ones, or when
+/// the live nodes make one more pipeline. Where no take-over can run — two failed consecutive
+/// stages of a pipeline (the replica is lost with its holder) or a worker that cannot hold both
+/// stages — the failed stages' state still lives on their data-parallel peers, so the job re-forms
+/// whole pipelines from it at once, redoing only the iteration in progress (Bamboo's simulator: a
+/// fatal failure is a rendezvous, not a rollback). Only when a stage is down on every pipeline,
+/// or the live nodes form no pipeline that can run, is the state gone: back to the checkpoint,
+/// and a restart on the pipelines the live nodes form.
 class BambooPolicy final : public Policy {
  public:
   void start(PolicyContext& ctx) override {
@@ -190,6 +194,12 @@ class BambooPolicy final : public Policy {
     if (const auto p = period(ctx)) {
       ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
       maybe_reconfigure(ctx);
+      return;
+    }
+    if (ctx.slots.every_stage_live()) {
+      // No take-over, but every stage's state is on a live peer: re-form from it.
+      ctx.clock.drop_partial_iteration();
+      reform(ctx);
       return;
     }
     fall_back(ctx);
@@ -223,9 +233,13 @@ class BambooPolicy final : public Policy {
     if (!relieve && !overloaded && ctx.slots.pipelines_possible() <= ctx.slots.active_pipelines()) {
       return;
     }
+    reform(ctx);
+  }
+  /// Re-forms whole pipelines from the live nodes (Bamboo's reconfiguration cost).
+  void reform(PolicyContext& ctx) {
     ctx.slots.regroup();
     if (const auto p = period(ctx)) {
-      ctx.clock.stall(ctx.costs.reconfigure, LostCause::kReconfiguration);
+      ctx.clock.stall(ctx.costs.bamboo_reconfigure, LostCause::kReconfiguration);
       ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
       return;
     }

@@ -29,10 +29,11 @@ enum class PolicyKind : std::uint8_t { kRecycle, kCheckpoint, kElastic, kOobleck
 
 /// The fixed costs of the job's resilience blocks, in simulated time.
 struct ResilienceCosts {
-  Nanos detection = 0;    ///< heartbeat period x missed beats
-  Nanos restart = 0;      ///< job restart + checkpoint load
-  Nanos write = 0;        ///< one checkpoint write
-  Nanos reconfigure = 0;  ///< an in-place reconfiguration's fixed cost
+  Nanos detection = 0;            ///< heartbeat period x missed beats
+  Nanos restart = 0;              ///< job restart + checkpoint load
+  Nanos write = 0;                ///< one checkpoint write
+  Nanos oobleck_reconfigure = 0;  ///< Oobleck's re-instantiation (sim/replay/reconfiguration.hpp)
+  Nanos bamboo_reconfigure = 0;   ///< Bamboo's reconfiguration
 };
 
 /// What a policy works on.

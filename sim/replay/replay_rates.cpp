@@ -10,6 +10,7 @@
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/memory.hpp"
 #include "planner/timing/period.hpp"
+#include "sim/replay/batch_split.hpp"
 
 namespace recycle::sim {
 
@@ -257,33 +258,33 @@ std::optional<Nanos> ReplayRates::oobleck(std::int64_t live_workers, std::int64_
       const std::int64_t shorter = used / pipelines;
       const std::int64_t longer_count = used % pipelines;
       if (shorter < 1 || shorter > l.pp || (longer_count > 0 && shorter + 1 > l.pp)) continue;
-      // Micro-batches in proportion to stages (a pipeline's speed), largest remainders first.
-      std::optional<Nanos> slowest = Nanos{0};
-      std::int64_t assigned = 0;
       std::vector<std::pair<std::int64_t, std::int64_t>> sizes;  // (stages, pipelines)
       if (longer_count > 0) sizes.emplace_back(shorter + 1, longer_count);
       sizes.emplace_back(shorter, pipelines - longer_count);
-      std::vector<std::int64_t> share;
+      // Oobleck's split: each template's time per micro-batch at Oobleck's 4 x stages
+      // micro-batches, the batch split min-max (sim/replay/batch_split.hpp).
+      std::vector<TemplateShare> shares;
       for (const auto& [stages, count] : sizes) {
-        const std::int64_t each = batch * stages / used;
-        share.push_back(each);
-        assigned += each * count;
+        const std::int64_t reference =
+            std::min<std::int64_t>(4 * stages, planner::kMaxMicrobatches);
+        const auto period =
+            template_period(static_cast<std::int32_t>(stages), static_cast<std::int32_t>(reference),
+                            static_cast<std::int32_t>(pipelines));
+        if (!period) break;
+        shares.push_back({count, *period, reference});
       }
-      // What is left (fewer than `pipelines`) goes one each to the longest pipelines first.
-      std::int64_t left = batch - assigned;
+      if (shares.size() != sizes.size()) continue;
+      const std::vector<std::int64_t> most = split_batch(shares, batch);
+      std::optional<Nanos> slowest = Nanos{0};
       for (std::size_t i = 0; i < sizes.size() && slowest; ++i) {
-        const auto [stages, count] = sizes[i];
-        const std::int64_t extra = std::min(left, count);
-        left -= extra;
-        const std::int64_t most = share[i] + (extra > 0 ? 1 : 0);
-        if (most < 1) continue;
-        if (most > planner::kMaxMicrobatches) {
+        if (most[i] < 1) continue;
+        if (most[i] > planner::kMaxMicrobatches) {
           slowest.reset();
           break;
         }
-        const auto period =
-            template_period(static_cast<std::int32_t>(stages), static_cast<std::int32_t>(most),
-                            static_cast<std::int32_t>(pipelines));
+        const auto period = template_period(static_cast<std::int32_t>(sizes[i].first),
+                                            static_cast<std::int32_t>(most[i]),
+                                            static_cast<std::int32_t>(pipelines));
         slowest = period ? std::optional<Nanos>(std::max(*slowest, *period)) : std::nullopt;
       }
       if (slowest && (!best || *slowest < *best)) best = slowest;

@@ -77,6 +77,7 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
       "baseline: every policy runs the job's schedule, {}, and is measured against it fault-free "
       "({:.4g} s an iteration)\n",
       r.schedule, to_seconds(r.fault_free_iteration));
+  for (const std::string& charge : r.charges) out += "charges: " + charge + "\n";
   if (r.outrun) out += outrun_line(r) + "\n";
   out += fmt::format(
       "{:<11} {:>13} {:>10} {:>8} {:>6} {:>8} {:>9}  lost hours: {:>6} {:>6} {:>7} "
@@ -124,6 +125,7 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
   j["samples_per_iteration"] = r.samples_per_iteration;
   j["fault_free_iteration_s"] = to_seconds(r.fault_free_iteration);
   j["baseline_schedule"] = r.schedule;
+  j["charges"] = r.charges;
   if (r.outrun) {
     j["adaptive_outrun"] = {{"failed_workers", r.outrun->failed_workers},
                             {"plan_iteration_s", to_seconds(r.outrun->plan)},

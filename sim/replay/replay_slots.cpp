@@ -122,6 +122,14 @@ std::int64_t JobSlots::live_workers() const {
          static_cast<std::int64_t>(failed_workers().size());
 }
 
+bool JobSlots::every_stage_live() const {
+  std::vector<std::int32_t> down(static_cast<std::size_t>(layout_.pp), 0);
+  for (const planner::WorkerId& w : failed_workers()) {
+    if (++down[static_cast<std::size_t>(w.stage)] >= active_pipelines_) return false;
+  }
+  return active_pipelines_ > 0;
+}
+
 std::int32_t JobSlots::complete_pipelines() const {
   std::set<std::int32_t> broken;
   for (const planner::WorkerId& w : failed_workers()) broken.insert(w.dp);

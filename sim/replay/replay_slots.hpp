@@ -52,6 +52,8 @@ class JobSlots {
     return active_slots_ - static_cast<std::int64_t>(empty_.size());
   }
   [[nodiscard]] std::int64_t live_workers() const;
+  /// Whether every stage has a live worker in the pipelines in use.
+  [[nodiscard]] bool every_stage_live() const;
   /// Pipelines in use none of whose workers is in an empty slot.
   [[nodiscard]] std::int32_t complete_pipelines() const;
   [[nodiscard]] bool full() const noexcept { return empty_.empty(); }

@@ -222,7 +222,7 @@ add_test(NAME "cli: a job gives one iteration time from its file, --schedule or 
 # The replay states its baseline: the job's schedule, or the one --schedule names, which every
 # policy runs with every worker up; an unknown name is refused before anything is replayed.
 cli_test("replay states its baseline, the schedule --schedule names" 0
-  "fault-free iteration [0-9.]+ s.*## baseline: every policy runs the job's schedule, zb-h2, and is measured against it fault-free [(][0-9.]+ s an iteration[)] ## policy "
+  "fault-free iteration [0-9.]+ s.*## baseline: every policy runs the job's schedule, zb-h2, and is measured against it fault-free [(][0-9.]+ s an iteration[)] ## charges: detection 15 s, restart 900 s .* ## charges: oobleck re-instantiation 20 s [(]the job file.s reconfigure_s[)] ## "
   replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --schedule zb-h2)
 cli_test("replay --schedule refuses an unknown schedule" 2
   "^error: --schedule: unknown schedule 'nope'.* ## $"

@@ -105,3 +105,20 @@ TEST_CASE("replay: a repaired node fills the hole whose return speeds ReCycle up
   CHECK(after_join ==
         doctest::Approx(1e9 / static_cast<double>(std::max(stage1_open, rates.fault_free()))));
 }
+
+TEST_CASE("replay rates: Oobleck on 126 of make run's 128 workers splits the batch its way") {
+  // GPT-3 175B, PP 8 x DP 16, m 64: 126 workers make 14 pipelines of 8 stages and 2 of 7, and
+  // Oobleck's min-max split gives the 8-stage ones 65 micro-batches (batch_split_test.cpp works
+  // the split by hand on 1F1B's (n + p - 1) law). The slowest pipeline is then an 8-stage one
+  // with 65: the job's own template with one micro-batch more than fault-free, so its iteration
+  // is the fault-free one plus one stage-time of 1F1B's, T0 x 72 / 71 to within the
+  // all-reduce's share (which does not grow with micro-batches): 13.98 s.
+  const auto job = recycle::profiles::load_job(std::string(RECYCLE_SOURCE_DIR) +
+                                               "/profiles/jobs/gpt3-175b-a100-1024.json");
+  recycle::sim::ReplayRates rates(recycle::planner::job_model(job), nullptr);
+  const double t0 = recycle::to_seconds(rates.fault_free());
+  const auto oobleck = rates.oobleck(126, 126);
+  REQUIRE(oobleck.has_value());
+  CHECK(recycle::to_seconds(*oobleck) == doctest::Approx(t0 * 72 / 71).epsilon(0.002));
+  CHECK(recycle::to_seconds(*oobleck) < t0 * 73 / 71);  // not 66 micro-batches on the slowest
+}

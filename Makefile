@@ -40,7 +40,7 @@ RUN_REPLAY = $(BUILD)/tools/recycle replay --job profiles/jobs/gpt3-175b-a100-10
 	  --trace traces/data/llama3-like.csv --map scale --seed 1 --days 30
 run: deps all
 	@mkdir -p out
-	$(RUN_REPLAY) --timeline out/replay-timeline.csv --svg out/replay.svg
+	$(RUN_REPLAY) --match-spares --timeline out/replay-timeline.csv --svg out/replay.svg
 	@echo
 	$(RUN_REPLAY) --schedule zb-h2 --svg out/replay-zb-h2.svg
 

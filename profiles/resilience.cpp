@@ -85,7 +85,15 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
   if (const auto block = root.find("checkpoint")) {
     block->only_keys({"interval_s", "write_s", "load_s"});
     CheckpointBlock& k = r.checkpoint;
-    k.interval_s = seconds(*block, "interval_s", k.interval_s, true);
+    const auto interval = block->find("interval_s");
+    if (interval && interval->raw().is_string()) {
+      if (interval->as_string() != "auto") {
+        interval->fail("expected seconds or \"auto\", got " + interval->raw().dump());
+      }
+      k.interval_auto = true;
+    } else {
+      k.interval_s = seconds(*block, "interval_s", k.interval_s, true);
+    }
     k.write_s = seconds(*block, "write_s", k.write_s, false);
     k.load_s = seconds(*block, "load_s", k.load_s, false);
   }

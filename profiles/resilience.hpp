@@ -36,8 +36,11 @@ struct DetectionBlock {
 
 struct CheckpointBlock {
   Seconds interval_s = 3600;  ///< training time between checkpoints
-  Seconds write_s = 60;       ///< the job stops while one is written
-  Seconds load_s = 300;       ///< reading one back at a restart
+  /// `"interval_s": "auto"`: the replay works the interval out from the trace's failure rate
+  /// (sim/replay/checkpoint_interval.hpp); interval_s is then unused.
+  bool interval_auto = false;
+  Seconds write_s = 60;  ///< the job stops while one is written
+  Seconds load_s = 300;  ///< reading one back at a restart
 };
 
 struct RestartBlock {

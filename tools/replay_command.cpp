@@ -2,6 +2,7 @@
 // (sim/replay/replay.hpp, docs/policies.md).
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <optional>
@@ -18,6 +19,7 @@
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_report.hpp"
+#include "sim/replay/spares.hpp"
 #include "sim/replay/step_table.hpp"
 #include "tools/command.hpp"
 #include "tools/trace_source.hpp"
@@ -36,6 +38,7 @@ struct ReplayArgs {
   std::string days;
   std::string step_table;
   bool json = false;
+  bool match_spares = false;
   std::string timeline;
   std::string svg;
   std::string output = "-";
@@ -103,13 +106,36 @@ int run_replay(const ReplayArgs& a) {
   ProgressBar bar(!a.quiet);
   options.progress = [&bar](double done) { bar(done); };
   const sim::ReplayResult result = sim::replay(model, trace, options);
+  std::optional<sim::SparesMatch> spares;
+  if (a.match_spares) {
+    const auto recycle = std::find_if(result.policies.begin(), result.policies.end(), [](auto& p) {
+      return p.policy == sim::PolicyKind::kRecycle;
+    });
+    if (recycle == result.policies.end())
+      throw InputError("--match-spares",
+                       "matches recycle's goodput: --policy must include recycle");
+    if (!recycle->unfit.empty())
+      throw InputError("--match-spares", "recycle cannot run this job: " + recycle->unfit);
+    // Spares fail too: the trace as it maps onto the larger cluster (without --map, the spares
+    // past the nodes the trace watched never fail).
+    const auto trace_for = [&](std::int64_t nodes) {
+      return a.trace.mapping(nodes) ? load_trace(a.trace, nodes) : trace;
+    };
+    spares = sim::match_spares(model, trace_for, options, *recycle, job.resilience.job_nodes);
+  }
 
   const std::string title =
       fmt::format("{} on {}", job.name.empty() ? a.job : job.name, a.trace.path);
   if (!a.timeline.empty()) write_text_file(a.timeline, sim::replay_timeline_csv(result));
   if (!a.svg.empty()) write_text_file(a.svg, sim::replay_svg(result, title));
-  write_text_file(a.output, a.json ? sim::replay_json(result).dump(2) + "\n"
-                                   : sim::replay_table(result, title));
+  if (a.json) {
+    nlohmann::ordered_json j = sim::replay_json(result);
+    if (spares) j["spares_match"] = sim::spares_json(*spares);
+    write_text_file(a.output, j.dump(2) + "\n");
+  } else {
+    write_text_file(a.output,
+                    sim::replay_table(result, title) + (spares ? sim::spares_text(*spares) : ""));
+  }
   return kExitOk;
 }
 
@@ -138,6 +164,9 @@ Command add_replay_command(CLI::App& app) {
                   "CSV config,iteration_s of measured iteration times that override the simulated "
                   "ones (keys PxS or N nodes)");
   sub->add_flag("--json", a->json, "Print JSON instead of a table");
+  sub->add_flag("--match-spares", a->match_spares,
+                "Also replay checkpoint-restart with 1, 2, ... more spare nodes until its goodput "
+                "matches recycle's, and compare GPU-hours per sample");
   add_output(*sub, "--timeline", a->timeline, "Write the throughput over time as CSV");
   add_output(*sub, "--svg", a->svg, "Write the throughput over time as an SVG line chart");
   add_output(*sub, "-o,--output", a->output, "Write the table or JSON to FILE instead of stdout");
@@ -146,6 +175,7 @@ Command add_replay_command(CLI::App& app) {
       "recycle replay --job job.json --trace traces/data/llama3-like.csv --map scale --days 30",
       "recycle replay --job job.json --trace trace.csv --policy recycle,checkpoint --json",
       "recycle replay --job job.json --trace trace.csv --map scale --schedule zb-h2",
+      "recycle replay --job job.json --trace trace.csv --map scale --seed 1 --match-spares",
       "recycle replay --job job.json --trace p3-trace.csv --from bamboo --step-table steps.csv",
       "recycle replay --job job.json --trace trace.csv --timeline out/t.csv --svg out/t.svg",
   }));

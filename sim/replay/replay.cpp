@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "planner/language/work_limits.hpp"
+#include "sim/replay/checkpoint_interval.hpp"
 #include "sim/replay/reconfiguration.hpp"
 #include "sim/replay/replay_slots.hpp"
 
@@ -39,13 +40,13 @@ ResilienceCosts costs_of(const profiles::Job& job) {
 }
 
 PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& rates,
-                        const traces::Trace& trace, Nanos end, double done, double share,
-                        const ReplayOptions& options) {
+                        const traces::Trace& trace, Nanos end, Seconds interval_s, double done,
+                        double share, const ReplayOptions& options) {
   const profiles::Resilience& r = job.resilience;
   const std::int64_t nodes = r.cluster.nodes;
   JobSlots slots(r.job_nodes, nodes, rates.layout(), job.parallel.tp, r.cluster.gpus_per_node);
   const Nanos fault_free = rates.fault_free();
-  JobClock clock(fault_free, to_nanos(r.checkpoint.interval_s), to_nanos(r.checkpoint.write_s));
+  JobClock clock(fault_free, to_nanos(interval_s), to_nanos(r.checkpoint.write_s));
   PolicyContext ctx{clock, slots, rates, costs_of(job)};
   const std::unique_ptr<Policy> policy = make_policy(kind);
   const Nanos join = to_nanos(r.restart.node_join_s);
@@ -136,33 +137,37 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
                        [](Nanos t, const traces::Event& e) { return t < e.time; }) -
       events.begin();
   planner::require_replay_work(replayed, model.layout);
-  // The job clock steps once per checkpoint (sim/replay/replay_clock.cpp): at most 2^24 of them, a
-  // checkpoint every 0.15 s over 30 days, where real intervals are minutes to hours.
-  constexpr double kMaxCheckpoints = 16'777'216;
-  const double cycle_s = r.checkpoint.interval_s + r.checkpoint.write_s;
-  if (to_seconds(end) / cycle_s > kMaxCheckpoints) {
-    throw InputError(
-        job.source + ": checkpoint.interval_s",
-        fmt::format("{:g} s (and {:g} s per write) over {:g} days replayed is more "
-                    "than 2^24 checkpoints; a replay writes at most that many",
-                    r.checkpoint.interval_s, r.checkpoint.write_s, to_seconds(end) / 86'400));
-  }
   ReplayRates rates(model, options.table);
   ReplayResult result;
   result.duration = end;
   result.samples_per_iteration = static_cast<double>(job.parallel.global_batch);
   result.fault_free_iteration = rates.fault_free();
+  const CheckpointInterval interval =
+      checkpoint_interval(job, trace, end, to_seconds(result.fault_free_iteration));
+  result.checkpoint_interval_s = interval.seconds;
+  // The job clock steps once per checkpoint (sim/replay/replay_clock.cpp): at most 2^24 of them, a
+  // checkpoint every 0.15 s over 30 days, where real intervals are minutes to hours.
+  constexpr double kMaxCheckpoints = 16'777'216;
+  const double cycle_s = interval.seconds + r.checkpoint.write_s;
+  if (to_seconds(end) / cycle_s > kMaxCheckpoints) {
+    throw InputError(job.source + ": checkpoint.interval_s",
+                     fmt::format("{:g} s (and {:g} s per write) over {:g} days replayed is more "
+                                 "than 2^24 checkpoints; a replay writes at most that many",
+                                 interval.seconds, r.checkpoint.write_s, to_seconds(end) / 86'400));
+  }
+
   result.schedule = job.schedule;
   {
     const auto second = [](Seconds s) { return fmt::format("{:g} s", s); };
     const ReconfigurationCost oobleck = oobleck_reconfiguration(job);
     const ReconfigurationCost bamboo = bamboo_reconfiguration(job);
     result.charges = {
-        fmt::format("detection {}, restart {} (job_restart_s + load_s), a checkpoint every {} of "
-                    "training taking {}",
+        fmt::format("detection {}, restart {} (job_restart_s + load_s)",
                     second(r.detection.delay_s()),
-                    second(r.restart.job_restart_s + r.checkpoint.load_s),
-                    second(r.checkpoint.interval_s), second(r.checkpoint.write_s)),
+                    second(r.restart.job_restart_s + r.checkpoint.load_s)),
+        fmt::format("a checkpoint every {} of training taking {} ({})",
+                    fmt::format("{:.6g} s", interval.seconds), second(r.checkpoint.write_s),
+                    interval.source),
         fmt::format("oobleck re-instantiation {} ({})", second(oobleck.seconds), oobleck.source),
         fmt::format("bamboo reconfiguration {} ({})", second(bamboo.seconds), bamboo.source)};
   }
@@ -184,7 +189,8 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
       continue;
     }
     result.policies.push_back(run_policy(options.policies[i], job, rates, trace, end,
-                                         static_cast<double>(i) / count, 1.0 / count, options));
+                                         interval.seconds, static_cast<double>(i) / count,
+                                         1.0 / count, options));
   }
   result.outrun = rates.outrun();
   result.configurations = rates.configurations();

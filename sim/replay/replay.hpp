@@ -47,6 +47,7 @@ struct ReplayResult {
   std::string schedule;
   /// ReCycle's adaptive plan that outran the baseline, if one did (ReplayRates::outrun).
   std::optional<AdaptiveOutrun> outrun;
+  Seconds checkpoint_interval_s = 0;  ///< the job file's, or worked out for "auto"
   /// What the policies are charged and where each figure comes from, one line each.
   std::vector<std::string> charges;
   std::int64_t cluster_nodes = 0;

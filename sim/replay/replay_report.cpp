@@ -117,6 +117,52 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
   return out;
 }
 
+std::string spares_text(const SparesMatch& m) {
+  const std::string own =
+      m.job_spares == 0 ? "with none" : fmt::format("with the job's {}", m.job_spares);
+  const auto per_thousand = [](double h) {
+    return std::isfinite(h) ? fmt::format("{:.3f}", h * 1000) : std::string("n/a");
+  };
+  const PolicyResult& c = m.checkpoint;
+  if (m.extra == 0) return "spares: no spare count tried\n";
+  std::string out =
+      m.matched ? fmt::format(
+                      "spares: checkpoint-restart needs {} spare node{} more to match recycle's "
+                      "goodput of {:.4f} {}: goodput {:.4f}\n",
+                      m.extra, m.extra == 1 ? "" : "s", m.target, own, c.goodput)
+      : m.saturated > 0
+          ? fmt::format(
+                "spares: no number of spare nodes lets checkpoint-restart match recycle's "
+                "goodput of {:.4f} {}: its best is {:.4f}, with {} more; from {} more it "
+                "no longer waits for repairs and loses the rest to rollbacks, restarts and "
+                "writes\n",
+                m.target, own, c.goodput, m.extra, m.saturated)
+          : fmt::format(
+                "spares: checkpoint-restart does not match recycle's goodput of {:.4f} {} "
+                "with up to {} spare nodes more: its best is {:.4f}, with {} more\n",
+                m.target, own, m.tried, c.goodput, m.extra);
+  out += fmt::format(
+      "GPU-hours per 1,000 samples: recycle {}, checkpoint-restart with {} spare node{} more {}\n",
+      per_thousand(m.recycle_gpu_hours), m.extra, m.extra == 1 ? "" : "s",
+      per_thousand(m.checkpoint_gpu_hours));
+  return out;
+}
+
+nlohmann::ordered_json spares_json(const SparesMatch& m) {
+  const auto finite = [](double x) {
+    return std::isfinite(x) ? nlohmann::ordered_json(x) : nlohmann::ordered_json(nullptr);
+  };
+  return {{"recycle_goodput", m.target},
+          {"job_spares", m.job_spares},
+          {"checkpoint_extra_spares", m.extra},
+          {"matched", m.matched},
+          {"checkpoint_no_repair_wait_from", m.saturated},
+          {"extra_spares_tried", m.tried},
+          {"checkpoint_goodput", m.checkpoint.goodput},
+          {"recycle_gpu_hours_per_sample", finite(m.recycle_gpu_hours)},
+          {"checkpoint_gpu_hours_per_sample", finite(m.checkpoint_gpu_hours)}};
+}
+
 nlohmann::ordered_json replay_json(const ReplayResult& r) {
   nlohmann::ordered_json j;
   j["duration_s"] = to_seconds(r.duration);
@@ -125,6 +171,7 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
   j["samples_per_iteration"] = r.samples_per_iteration;
   j["fault_free_iteration_s"] = to_seconds(r.fault_free_iteration);
   j["baseline_schedule"] = r.schedule;
+  j["checkpoint_interval_s"] = r.checkpoint_interval_s;
   j["charges"] = r.charges;
   if (r.outrun) {
     j["adaptive_outrun"] = {{"failed_workers", r.outrun->failed_workers},

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/replay/replay.hpp"
+#include "sim/replay/spares.hpp"
 
 namespace recycle::sim {
 
@@ -17,6 +18,9 @@ namespace recycle::sim {
 /// "note: ReCycle's adaptive plan for 1 failed worker runs at ..., faster than fault-free ...";
 /// empty when no plan outran the job's schedule.
 [[nodiscard]] std::string outrun_line(const ReplayResult& result);
+/// "spares: checkpoint-restart needs 3 spare nodes to match ...": the answer of match_spares.
+[[nodiscard]] std::string spares_text(const SparesMatch& match);
+[[nodiscard]] nlohmann::ordered_json spares_json(const SparesMatch& match);
 /// {"duration_s", ..., "policies": [{"policy", "samples", "goodput", "ettr",
 /// "mean_throughput_samples_per_s", "lost_s": {...}, "gpu_hours", ...}]}
 [[nodiscard]] nlohmann::ordered_json replay_json(const ReplayResult& result);

@@ -227,3 +227,9 @@ cli_test("replay states its baseline, the schedule --schedule names" 0
 cli_test("replay --schedule refuses an unknown schedule" 2
   "^error: --schedule: unknown schedule 'nope'.* ## $"
   replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --schedule nope)
+cli_test("replay --match-spares needs the recycle policy" 2
+  "^error: --match-spares: matches recycle's goodput: --policy must include recycle ## $"
+  replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --policy checkpoint --match-spares)
+cli_test("replay --match-spares answers how many spares checkpoint-restart needs" 0
+  "## spares: .*checkpoint-restart.* ## GPU-hours per 1,000 samples: recycle [0-9.]+, checkpoint-restart with [0-9]+ spare nodes? more [0-9.]+ ## $"
+  replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --match-spares)

@@ -15,6 +15,7 @@
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_report.hpp"
 #include "sim/replay/replay_slots.hpp"
+#include "sim/replay/spares.hpp"
 #include "sim/replay/step_table.hpp"
 #include "traces/native_csv.hpp"
 
@@ -511,4 +512,35 @@ TEST_CASE("replay: on random traces no policy loses negative time or exceeds goo
       }
     }
   }
+}
+
+TEST_CASE("replay: how many spares checkpoint-restart needs to match ReCycle, by hand") {
+  // Node 3 fails at 1,000 s and is back (joined) at 9,960 s. ReCycle trains on 7 nodes at 12 s
+  // meanwhile: detection 15 s, then 8,945 s of which 14 writes (1,275 s, then every 660 s to
+  // 9,855 s) leave 8,105 s at 12 s instead of 10 (8,105 / 6 = 1,350.8 s lost), plus the state
+  // copy at the rejoin and 15 writes in all (900 s): 2,265.8 s + copy lost. Checkpoint-restart
+  // without spares waits for the repair, losing far more; with one spare node (the trace watches
+  // 8 nodes, so the 9th never fails) it loses detection 15 s, the 340 s since its checkpoint,
+  // the 900 s restart, and 13 writes (600 s, then from 1,915 s every 660 s to 9,775 s): 2,035 s,
+  // less than ReCycle. So one spare matches, and it trains (10,000 - 2,035) / 10 iterations.
+  const recycle::profiles::Job j = recycle::profiles::job_from_json(job_json(), "job.json");
+  const recycle::planner::JobModel model = recycle::planner::job_model(j);
+  const auto trace =
+      recycle::traces::parse_native_csv(trace_text("1000,3,down,x\n9900,3,up,\n"), "trace.csv", {})
+          .trace;
+  const recycle::sim::StepTable table = recycle::sim::StepTable::parse(kSteps, "steps.csv");
+  recycle::sim::ReplayOptions options;
+  options.policies = recycle::sim::all_policies();
+  options.table = &table;
+  const ReplayResult r = recycle::sim::replay(model, trace, options);
+  const PolicyResult& rc = r.policies.front();
+  REQUIRE(rc.policy == PolicyKind::kRecycle);
+  CHECK(lost(rc, LostCause::kDegraded) == doctest::Approx(8105.0 / 6));
+  const auto m = recycle::sim::match_spares(
+      model, [&](std::int64_t) { return trace; }, options, rc, 8);
+  CHECK(m.matched);
+  CHECK(m.extra == 1);
+  CHECK(m.target == rc.goodput);
+  CHECK(m.checkpoint.samples == doctest::Approx((10'000 - 2'035) / 10.0 * 16));
+  CHECK(m.checkpoint_gpu_hours == doctest::Approx(9 * 10'000 / 3600.0 / m.checkpoint.samples));
 }

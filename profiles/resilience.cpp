@@ -99,7 +99,7 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
   }
   if (const auto block = root.find("restart")) {
     block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s", "oobleck_reconfigure_s",
-                      "bamboo_reconfigure_s"});
+                      "bamboo_reconfigure_s", "merge_simultaneous"});
     RestartBlock& k = r.restart;
     k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
     k.node_join_s = seconds(*block, "node_join_s", k.node_join_s, false);
@@ -108,6 +108,7 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
                               std::pair{"bamboo_reconfigure_s", &k.bamboo_reconfigure_s}}) {
       if (block->find(key)) *field = seconds(*block, key, 0, false);
     }
+    if (const auto x = block->find("merge_simultaneous")) k.merge_simultaneous = x->as_bool();
   }
   return r;
 }

@@ -52,6 +52,10 @@ struct RestartBlock {
   std::optional<Seconds> reconfigure_s;
   std::optional<Seconds> oobleck_reconfigure_s;  ///< Oobleck's re-instantiation
   std::optional<Seconds> bamboo_reconfigure_s;   ///< Bamboo's reconfiguration
+  /// Nodes that fail at one instant are one burst, detected and recovered from together (one
+  /// rendezvous: Varuna drops the events that arrive while a morph is under way); false: one
+  /// after another, as Bamboo's simulator takes its preemptions.
+  bool merge_simultaneous = true;
 };
 
 struct Resilience {

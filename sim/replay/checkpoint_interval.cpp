@@ -16,24 +16,29 @@ double daly_interval(double write_s, double mtbf_s) {
   return std::sqrt(2 * write_s * mtbf_s) * (1 + std::sqrt(ratio) / 3 + ratio / 9) - write_s;
 }
 
-CheckpointInterval checkpoint_interval(const profiles::Job& job, const traces::Trace& trace,
-                                       Nanos end, Seconds iteration_s) {
-  const profiles::CheckpointBlock& c = job.resilience.checkpoint;
-  if (!c.interval_auto) return {c.interval_s, "the job file"};
+std::optional<double> job_mtbf_s(const profiles::Job& job, const traces::Trace& trace, Nanos end) {
   std::int64_t downs = 0;
   for (const traces::Event& e : trace.events()) {
     if (e.time > end) break;
     if (e.time > 0 && e.kind == traces::EventKind::kDown) ++downs;
   }
-  constexpr double kDay = 86'400;
   const double node_seconds = static_cast<double>(trace.node_count()) * to_seconds(end);
-  if (downs == 0 || c.write_s == 0 || node_seconds <= 0) {
-    return {std::max(kDay, iteration_s), downs == 0
-                                             ? "auto: no failure in the trace, one a day"
-                                             : "auto: free writes give no optimum, one a day"};
-  }
+  if (downs == 0 || node_seconds <= 0) return std::nullopt;
   const double per_node = static_cast<double>(downs) / node_seconds;
-  const double mtbf = 1 / (per_node * static_cast<double>(job.resilience.job_nodes));
+  return 1 / (per_node * static_cast<double>(job.resilience.job_nodes));
+}
+
+CheckpointInterval checkpoint_interval(const profiles::Job& job, const traces::Trace& trace,
+                                       Nanos end, Seconds iteration_s) {
+  const profiles::CheckpointBlock& c = job.resilience.checkpoint;
+  if (!c.interval_auto) return {c.interval_s, "the job file"};
+  constexpr double kDay = 86'400;
+  const std::optional<double> mtbf_s = job_mtbf_s(job, trace, end);
+  if (!mtbf_s || c.write_s == 0) {
+    return {std::max(kDay, iteration_s), !mtbf_s ? "auto: no failure in the trace, one a day"
+                                                 : "auto: free writes give no optimum, one a day"};
+  }
+  const double mtbf = *mtbf_s;
   const double interval = std::max(daly_interval(c.write_s, mtbf), iteration_s);
   return {interval, fmt::format("auto: Daly's optimum for a {:g} s write and a failure of the "
                                 "job's {} nodes every {:.3g} h on this trace",

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "core/units.hpp"
@@ -22,15 +23,20 @@ namespace recycle::sim {
 /// for d < 2M, else M.
 [[nodiscard]] double daly_interval(double write_s, double mtbf_s);
 
+/// The job's mean time between failures on the first `end` of `trace`: the trace's failure rate
+/// per node (down events after time 0, over all its nodes and the time) times the job's nodes;
+/// nullopt when the trace has no failure.
+[[nodiscard]] std::optional<double> job_mtbf_s(const profiles::Job& job, const traces::Trace& trace,
+                                               Nanos end);
+
 struct CheckpointInterval {
   Seconds seconds = 0;
   std::string source;  ///< "the job file", or how "auto" was worked out
 };
 
-/// The interval for `job` replayed over the first `end` of `trace`. "auto": the job's mean time
-/// between failures is the trace's failure rate per node (down events after time 0, over all its
-/// nodes and the replayed time) times the job's nodes; no failure, or a free write, gives no
-/// optimum, and the interval is then one checkpoint a day. Never below the fault-free iteration
+/// The interval for `job` replayed over the first `end` of `trace`. "auto": Daly's optimum for
+/// job_mtbf_s; no failure, or a free write, gives no optimum, and the interval is then one
+/// checkpoint a day. Never below the fault-free iteration
 /// `iteration_s`: a checkpoint is taken between iterations.
 [[nodiscard]] CheckpointInterval checkpoint_interval(const profiles::Job& job,
                                                      const traces::Trace& trace, Nanos end,

@@ -28,7 +28,7 @@ struct Join {
   }
 };
 
-ResilienceCosts costs_of(const profiles::Job& job) {
+ResilienceCosts costs_of(const profiles::Job& job, const traces::Trace& trace, Nanos end) {
   const profiles::Resilience& r = job.resilience;
   ResilienceCosts c;
   c.detection = to_nanos(r.detection.delay_s());
@@ -36,6 +36,10 @@ ResilienceCosts costs_of(const profiles::Job& job) {
   c.write = to_nanos(r.checkpoint.write_s);
   c.oobleck_reconfigure = to_nanos(oobleck_reconfiguration(job).seconds);
   c.bamboo_reconfigure = to_nanos(bamboo_reconfiguration(job).seconds);
+  // The next event of the job's nodes: half its mean time between failures (a failure, then its
+  // repair), or the whole replay when the trace has no failure.
+  const std::optional<double> mtbf = job_mtbf_s(job, trace, end);
+  c.horizon = mtbf ? to_nanos(*mtbf / 2) : end;
   return c;
 }
 
@@ -47,7 +51,7 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
   JobSlots slots(r.job_nodes, nodes, rates.layout(), job.parallel.tp, r.cluster.gpus_per_node);
   const Nanos fault_free = rates.fault_free();
   JobClock clock(fault_free, to_nanos(interval_s), to_nanos(r.checkpoint.write_s));
-  PolicyContext ctx{clock, slots, rates, costs_of(job)};
+  PolicyContext ctx{clock, slots, rates, costs_of(job, trace, end)};
   const std::unique_ptr<Policy> policy = make_policy(kind);
   const Nanos join = to_nanos(r.restart.node_join_s);
 
@@ -79,12 +83,20 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
       const auto node = static_cast<std::int64_t>(e.node);
       clock.advance(e.time);
       if (e.kind == traces::EventKind::kDown) {
-        ++generation[static_cast<std::size_t>(node)];
-        const std::int64_t slot = slots.node_down(node);
-        if (slot >= 0) {
-          ++out.failures;
-          policy->slot_lost(ctx, slot);
+        // Nodes that go down at one instant are one burst: one detection, one recovery
+        // (restart.merge_simultaneous; else one after another).
+        std::vector<std::int64_t> lost;
+        for (std::int64_t n = node;;) {
+          ++generation[static_cast<std::size_t>(n)];
+          if (const std::int64_t slot = slots.node_down(n); slot >= 0) lost.push_back(slot);
+          if (!r.restart.merge_simultaneous || next >= events.size() ||
+              events[next].time != e.time || events[next].kind != traces::EventKind::kDown) {
+            break;
+          }
+          n = static_cast<std::int64_t>(events[next++].node);
         }
+        out.failures += static_cast<std::int64_t>(lost.size());
+        if (!lost.empty()) policy->slots_lost(ctx, lost);
       } else {
         joins.push({e.time + join, sequence++, node, generation[static_cast<std::size_t>(node)]});
       }
@@ -113,6 +125,7 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
       static_cast<double>(nodes) * r.cluster.gpus_per_node * seconds / traces::kSecondsPerHour;
   out.fallbacks = ctx.fallbacks;
   out.timeline = clock.timeline();
+  out.actions = policy->actions();
   return out;
 }
 

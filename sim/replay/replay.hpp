@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -35,6 +36,8 @@ struct PolicyResult {
   std::int64_t failures = 0;        ///< failures of nodes that held a job slot
   std::int64_t fallbacks = 0;       ///< restarts from a checkpoint
   std::vector<RatePoint> timeline;  ///< iterations / s over time
+  /// How often the policy took each of its actions (adaptive), else empty.
+  std::vector<std::pair<std::string, std::int64_t>> actions;
   /// Why the policy could not run at all (Bamboo's replicas exceed the memory), else empty.
   std::string unfit;
 };

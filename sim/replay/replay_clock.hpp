@@ -74,6 +74,10 @@ class JobClock {
   void drop_partial_iteration();
   /// Throws away everything since the last checkpoint.
   void roll_back();
+  /// What roll_back() would throw away now, in fault-free seconds.
+  [[nodiscard]] double rework_s() const noexcept {
+    return (iterations_ - saved_iterations_) * to_seconds(fault_free_);
+  }
   /// Takes a checkpoint now at no cost (a policy that wrote one as part of a stall).
   void checkpoint_now();
 

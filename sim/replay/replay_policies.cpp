@@ -1,6 +1,7 @@
 #include "sim/replay/replay_policies.hpp"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 
 #include "core/error.hpp"
@@ -25,6 +26,33 @@ Nanos copy_time(PolicyContext& ctx, const std::vector<std::int64_t>& slots) {
   return longest;
 }
 
+/// The hole whose return gives ReCycle the fastest iteration charged (a stage with every replica
+/// down first of all: the job cannot run without it); among equals, the lowest slot. A hole's
+/// period is the plan's where the replay has made it, else the plan without its order search
+/// (ReplayRates::recycle_estimate). Holes are tried in slot order, skipping one whose lower bound
+/// (planner::recycle_period_bound, which needs no plan) cannot beat the best so far, and stopping
+/// at the first that gives the fault-free time.
+JobSlots::SlotChoice recycle_choice(PolicyContext& ctx) {
+  return [&ctx](const std::vector<std::int64_t>& empty) {
+    const Nanos t0 = ctx.rates.fault_free();
+    std::int64_t chosen = empty.front();
+    std::optional<Nanos> best;
+    for (const std::int64_t slot : empty) {
+      const std::vector<WorkerId> failed = ctx.slots.failed_workers_but(slot);
+      const auto bound = ctx.rates.recycle_bound(failed);
+      if (!bound || (best && std::max(*bound, t0) >= *best)) continue;
+      const Nanos charged =
+          std::max(*ctx.rates.recycle_estimate(failed, ctx.slots.live_nodes() + 1), t0);
+      if (!best || charged < *best) {
+        best = charged;
+        chosen = slot;
+      }
+      if (*best == t0) break;  // nothing runs faster than the baseline
+    }
+    return chosen;
+  };
+}
+
 /// ReCycle, Oobleck and Bamboo: the job goes on in place after a failure, from the live workers'
 /// state, as long as its configuration can run; otherwise it falls back to a restart from the
 /// last checkpoint once a repair or a spare makes one possible.
@@ -40,8 +68,8 @@ class InPlacePolicy : public Policy {
     }
   }
 
-  void slot_lost(PolicyContext& ctx, std::int64_t slot) final {
-    count_failure(ctx);
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>& lost) final {
+    count_failures(ctx, static_cast<std::int64_t>(lost.size()));
     if (fallback_ || ctx.clock.now() < restart_until_) {
       fallback_ = true;
       ctx.clock.cancel_stalls();
@@ -52,7 +80,7 @@ class InPlacePolicy : public Policy {
     if (drops_interrupted_iteration()) ctx.clock.drop_partial_iteration();
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(choice(ctx));
     if (const auto p = period(ctx)) {
-      const Nanos moved = std::max(copy_time(ctx, filled), failure_copy(ctx, slot));
+      const Nanos moved = std::max(copy_time(ctx, filled), failure_copy(ctx, lost));
       ctx.clock.stall(fixed_cost(ctx) + moved, LostCause::kReconfiguration);
       ctx.clock.run(*p, reference(ctx));
       return;
@@ -85,11 +113,13 @@ class InPlacePolicy : public Policy {
   virtual Nanos reference(PolicyContext& ctx) { return ctx.rates.fault_free(); }
   /// The fixed cost of changing configuration in place (a failure or a rejoin).
   virtual Nanos fixed_cost(PolicyContext&) { return 0; }
-  /// State the survivors must move after `slot` failed.
-  virtual Nanos failure_copy(PolicyContext&, std::int64_t) { return 0; }
+  /// State the survivors must move after `lost` failed.
+  virtual Nanos failure_copy(PolicyContext&, const std::vector<std::int64_t>&) { return 0; }
   virtual bool drops_interrupted_iteration() const { return true; }
-  /// Called first on every failure of a slot's node.
-  virtual void count_failure(PolicyContext&) {}
+  /// Called first on every failure of `count` slots' nodes at one instant.
+  virtual void count_failures(PolicyContext&, std::int64_t) {}
+  /// Whether the job restarts from its checkpoint (it has no state in memory).
+  [[nodiscard]] bool restarting() const noexcept { return fallback_; }
 
  private:
   /// In fallback: restart from the checkpoint if the configuration can run, else wait.
@@ -113,29 +143,7 @@ class RecyclePolicy final : public InPlacePolicy {
   std::optional<Nanos> period(PolicyContext& ctx) override {
     return ctx.rates.recycle(ctx.slots.failed_workers(), ctx.slots.live_nodes());
   }
-  /// The hole whose return gives the fastest iteration charged (a stage with every replica down
-  /// first of all: the job cannot run without it); among equals, the lowest slot. Holes are tried
-  /// in slot order, skipping one whose bound cannot beat the best so far, and stopping at the
-  /// first that gives the fault-free time.
-  JobSlots::SlotChoice choice(PolicyContext& ctx) override {
-    return [&ctx](const std::vector<std::int64_t>& empty) {
-      const Nanos t0 = ctx.rates.fault_free();
-      std::int64_t chosen = empty.front();
-      std::optional<Nanos> best;
-      for (const std::int64_t slot : empty) {
-        const std::vector<WorkerId> failed = ctx.slots.failed_workers_but(slot);
-        const auto bound = ctx.rates.recycle_bound(failed);
-        if (!bound || (best && std::max(*bound, t0) >= *best)) continue;
-        const Nanos charged = std::max(*ctx.rates.recycle(failed, ctx.slots.live_nodes() + 1), t0);
-        if (!best || charged < *best) {
-          best = charged;
-          chosen = slot;
-        }
-        if (*best == t0) break;
-      }
-      return chosen;
-    };
-  }
+  JobSlots::SlotChoice choice(PolicyContext& ctx) override { return recycle_choice(ctx); }
 };
 
 class OobleckPolicy final : public InPlacePolicy {
@@ -143,21 +151,23 @@ class OobleckPolicy final : public InPlacePolicy {
   std::optional<Nanos> period(PolicyContext& ctx) override {
     // Every reconfiguration re-instantiates pipelines that each hold every layer, so the state
     // is lost only when the failures since the last one could have hit every pipeline.
+    // Restarting from the checkpoint, there is no state in memory to lose.
+    if (restarting()) unrecovered_ = 0;
     const std::int64_t pp = ctx.rates.layout().pp;
     const std::int64_t pipelines = (ctx.slots.live_workers() + unrecovered_ + pp - 1) / pp;
-    if (unrecovered_ >= pipelines) {
+    if (unrecovered_ > 0 && unrecovered_ >= pipelines) {
       unrecovered_ = 0;  // the restart from the checkpoint starts afresh
       return std::nullopt;
     }
     return ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes());
   }
   Nanos fixed_cost(PolicyContext& ctx) override { return ctx.costs.oobleck_reconfigure; }
-  Nanos failure_copy(PolicyContext& ctx, std::int64_t slot) override {
-    return copy_time(ctx, {slot});  // the lost layers, copied from another pipeline
+  Nanos failure_copy(PolicyContext& ctx, const std::vector<std::int64_t>& lost) override {
+    return copy_time(ctx, lost);  // the lost layers, copied from other pipelines
   }
-  void count_failure(PolicyContext& ctx) override {
+  void count_failures(PolicyContext& ctx, std::int64_t count) override {
     const Nanos now = ctx.clock.now();
-    unrecovered_ = now < recovered_at_ ? unrecovered_ + 1 : 1;
+    unrecovered_ = now < recovered_at_ ? unrecovered_ + count : count;
     recovered_at_ = now + ctx.costs.detection + ctx.costs.oobleck_reconfigure;
   }
 
@@ -183,7 +193,7 @@ class BambooPolicy final : public Policy {
     ctx.slots.regroup();
     restart(ctx, 0);
   }
-  void slot_lost(PolicyContext& ctx, std::int64_t) override {
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>&) override {
     if (!ctx.clock.running() || ctx.clock.now() < restart_until_) {
       ctx.clock.cancel_stalls();
       ctx.slots.regroup();
@@ -288,7 +298,7 @@ class RestartPolicy final : public Policy {
       ctx.clock.wait(LostCause::kRepairWait);
     }
   }
-  void slot_lost(PolicyContext& ctx, std::int64_t) override {
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>&) override {
     // A failure of the running job rolls it back; one that interrupts the restart after an
     // earlier failure (or comes while the job waits) only starts that restart again.
     const Nanos now = ctx.clock.now();
@@ -343,12 +353,183 @@ class RestartPolicy final : public Policy {
   Nanos restart_until_ = -1;  ///< a failure before this interrupts a restart after a failure
 };
 
+/// Adaptive recovery (after Odyssey, arXiv 2508.21613, which chooses the recovery per failure):
+/// at every failure and rejoin it takes the action whose expected loss until the next event is
+/// smallest, under the rates and costs the fixed policies use. An action's loss is what switching
+/// to it costs (its stalls, and the work since the checkpoint for the actions that roll back) plus
+/// `horizon` x (1 - T0 / T) for the iteration time T it runs at:
+///  - reroute:       ReCycle's plan for the failure set; a copy of the state to filled slots, and a
+///                   reconfiguration when it leaves re-instantiated pipelines, a re-grow (write and
+///                   restart, as elastic's) when it leaves dropped ones;
+///  - reinstantiate: Oobleck's templates over the live workers; its re-instantiation and copies;
+///  - drop:          the whole pipelines alone (elastic's): back to the checkpoint and a restart,
+///                   or a re-grow when it is already running dropped pipelines;
+///  - restart:       with every slot filled again, back to the checkpoint and a restart
+///                   (checkpoint-restart's).
+/// A spare that takes a hole at a failure counts as `spare` (each action then runs on the filled
+/// slots). Ties go to the action listed first. With no action possible (a stage down on every
+/// pipeline), back to the checkpoint and wait for a repair, as the in-place policies do.
+class AdaptivePolicy final : public Policy {
+ public:
+  void start(PolicyContext& ctx) override {
+    ctx.slots.fill_from_spares(recycle_choice(ctx));
+    if (ctx.slots.full()) {
+      ctx.clock.run(ctx.rates.fault_free(), ctx.rates.fault_free());
+      return;
+    }
+    decide(ctx, {}, {}, Nanos{0});  // nodes down from the start: nothing to switch from
+  }
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>& lost) override {
+    if (waiting_ || ctx.clock.now() < restart_until_) {
+      // Lost while waiting or restarting from the checkpoint: nothing trained since to keep.
+      ctx.clock.cancel_stalls();
+      ctx.slots.fill_from_spares(recycle_choice(ctx));
+      decide(ctx, {}, {}, ctx.costs.restart);
+      return;
+    }
+    ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
+    ctx.clock.drop_partial_iteration();
+    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
+    count_[kSpare] += static_cast<std::int64_t>(filled.size());
+    decide(ctx, filled, lost, std::nullopt);
+  }
+  void node_joined(PolicyContext& ctx) override {
+    const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
+    if (filled.empty()) return;
+    if (waiting_) {
+      decide(ctx, {}, {}, ctx.costs.restart);
+      return;
+    }
+    decide(ctx, filled, {}, std::nullopt);
+  }
+  [[nodiscard]] std::vector<std::pair<std::string, std::int64_t>> actions() const override {
+    return {{"reroute", count_[kReroute]},
+            {"reinstantiate", count_[kReinstantiate]},
+            {"drop", count_[kDrop]},
+            {"restart", count_[kRestart]},
+            {"spare", count_[kSpare]}};
+  }
+
+ private:
+  /// kResume: back to the job's own configuration once every hole is filled (not an action of its
+  /// own: it follows a repair).
+  enum Action : std::uint8_t {
+    kReroute,
+    kReinstantiate,
+    kDrop,
+    kRestart,
+    kSpare,
+    kResume,
+    kActions
+  };
+  /// What the job runs now: its own configuration whole, or what an action made of it.
+  enum class Mode : std::uint8_t { kWhole, kRerouted, kReinstantiated, kDropped };
+  struct Option {
+    Action action = kReroute;
+    Nanos period = 0;
+    Nanos stall = 0;          ///< switching stalls
+    bool rolls_back = false;  ///< throws away the work since the checkpoint
+    bool regrows = false;     ///< writes a checkpoint first (nothing lost), as elastic re-grows
+  };
+
+  /// Chooses and takes an action; `filled` slots got a node, `lost` failed (empty at a rejoin).
+  /// `from_checkpoint`: the job is not running (it waits, or restarts after a rollback), so every
+  /// action starts from the checkpoint's state at that one cost.
+  void decide(PolicyContext& ctx, const std::vector<std::int64_t>& filled,
+              const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint) {
+    const Nanos t0 = ctx.rates.fault_free();
+    const Nanos regrow = ctx.costs.write + ctx.costs.restart;
+    const bool dropped = mode_ == Mode::kDropped;
+    const Nanos copied = std::max(copy_time(ctx, filled), copy_time(ctx, lost));
+    const std::vector<WorkerId> failed = ctx.slots.failed_workers();
+    // In memory a stage's state lives while a replica of it does; a checkpoint holds every stage.
+    const bool state_lives = from_checkpoint || ctx.slots.every_stage_live();
+    std::vector<Option> options;
+    // Leaving dropped pipelines is a re-grow: every worker restarts from the checkpoint just
+    // written, which holds what they would otherwise copy or re-instantiate.
+    const Nanos in_place = dropped                          ? regrow
+                           : mode_ == Mode::kReinstantiated ? ctx.costs.oobleck_reconfigure + copied
+                                                            : copied;
+    if (failed.empty()) {
+      // Every hole filled: the job's own configuration, in place or from the checkpoint.
+      options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
+      if (!from_checkpoint) options.push_back({kRestart, t0, ctx.costs.restart, true, false});
+    } else if (state_lives && ctx.rates.recycle_unfit().empty()) {
+      if (const auto p = ctx.rates.recycle(failed, ctx.slots.live_nodes())) {
+        options.push_back({kReroute, *p, in_place, false, dropped});
+      }
+    }
+    if (state_lives && !failed.empty()) {
+      if (const auto p = ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes())) {
+        options.push_back({kReinstantiate, *p,
+                           dropped ? regrow : ctx.costs.oobleck_reconfigure + copied, false,
+                           dropped});
+      }
+    }
+    if (const std::int32_t whole = ctx.slots.complete_pipelines(); whole > 0 && !failed.empty()) {
+      options.push_back({kDrop, ctx.rates.pipelines(whole), dropped ? regrow : ctx.costs.restart,
+                         !dropped, dropped});
+    }
+    if (from_checkpoint) {
+      for (Option& o : options) o = {o.action, o.period, *from_checkpoint, false, false};
+    }
+    const Option* best = nullptr;
+    double best_loss = 0;
+    for (const Option& o : options) {
+      const double slower = 1 - to_seconds(t0) / to_seconds(std::max(o.period, t0));
+      const double loss = to_seconds(o.stall) + (o.rolls_back ? ctx.clock.rework_s() : 0) +
+                          to_seconds(ctx.costs.horizon) * slower;
+      if (!best || loss < best_loss) {
+        best = &o;
+        best_loss = loss;
+      }
+    }
+    if (best == nullptr) {
+      if (!from_checkpoint) {
+        // A stage's state is gone, or nothing runs in place: back to the checkpoint, and from it
+        // whatever the live nodes can run (or wait).
+        ++ctx.fallbacks;
+        ctx.clock.roll_back();
+        decide(ctx, {}, lost, ctx.costs.restart);
+        return;
+      }
+      ctx.clock.wait(LostCause::kRepairWait);
+      waiting_ = true;
+      return;
+    }
+    const Option chosen = *best;
+    if (chosen.rolls_back) {
+      ++ctx.fallbacks;
+      ctx.clock.roll_back();
+    }
+    if (chosen.regrows) ctx.clock.checkpoint_now();
+    const bool restarts = from_checkpoint || chosen.rolls_back || chosen.regrows;
+    ctx.clock.stall(chosen.stall, restarts ? LostCause::kRestart : LostCause::kReconfiguration);
+    ctx.clock.run(chosen.period, t0);
+    if (restarts) {
+      restart_until_ =
+          ctx.clock.now() + (lost.empty() ? Nanos{0} : ctx.costs.detection) + chosen.stall;
+    }
+    ++count_[chosen.action];
+    mode_ = failed.empty()                    ? Mode::kWhole
+            : chosen.action == kReroute       ? Mode::kRerouted
+            : chosen.action == kReinstantiate ? Mode::kReinstantiated
+                                              : Mode::kDropped;
+    waiting_ = false;
+  }
+
+  Mode mode_ = Mode::kWhole;
+  bool waiting_ = false;
+  Nanos restart_until_ = -1;  ///< a failure before this interrupts a restart
+  std::array<std::int64_t, kActions> count_{};
+};
+
 }  // namespace
 
 const std::vector<PolicyKind>& all_policies() {
   static const std::vector<PolicyKind> kAll = {PolicyKind::kRecycle, PolicyKind::kCheckpoint,
                                                PolicyKind::kElastic, PolicyKind::kOobleck,
-                                               PolicyKind::kBamboo};
+                                               PolicyKind::kBamboo,  PolicyKind::kAdaptive};
   return kAll;
 }
 
@@ -364,6 +545,8 @@ std::string_view to_string(PolicyKind kind) noexcept {
       return "oobleck";
     case PolicyKind::kBamboo:
       return "bamboo";
+    case PolicyKind::kAdaptive:
+      return "adaptive";
   }
   return "?";
 }
@@ -372,8 +555,9 @@ PolicyKind parse_policy(std::string_view name, const std::string& where) {
   for (const PolicyKind kind : all_policies()) {
     if (to_string(kind) == name) return kind;
   }
-  throw InputError(where, "unknown policy '" + shown(std::string(name)) +
-                              "', expected recycle, checkpoint, elastic, oobleck, bamboo or all");
+  throw InputError(
+      where, "unknown policy '" + shown(std::string(name)) +
+                 "', expected recycle, checkpoint, elastic, oobleck, bamboo, adaptive or all");
 }
 
 std::vector<PolicyKind> parse_policies(std::string_view text, const std::string& where) {
@@ -403,6 +587,8 @@ std::unique_ptr<Policy> make_policy(PolicyKind kind) {
       return std::make_unique<OobleckPolicy>();
     case PolicyKind::kBamboo:
       return std::make_unique<BambooPolicy>();
+    case PolicyKind::kAdaptive:
+      return std::make_unique<AdaptivePolicy>();
   }
   RECYCLE_ASSERT(false, "every policy kind is made");
   return nullptr;

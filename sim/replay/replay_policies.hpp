@@ -7,6 +7,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/units.hpp"
@@ -16,12 +17,20 @@
 
 namespace recycle::sim {
 
-enum class PolicyKind : std::uint8_t { kRecycle, kCheckpoint, kElastic, kOobleck, kBamboo };
+enum class PolicyKind : std::uint8_t {
+  kRecycle,
+  kCheckpoint,
+  kElastic,
+  kOobleck,
+  kBamboo,
+  kAdaptive
+};
 
-/// The five, in the order `--policy all` runs and reports them.
+/// The six, in the order `--policy all` runs and reports them.
 [[nodiscard]] const std::vector<PolicyKind>& all_policies();
 [[nodiscard]] std::string_view to_string(PolicyKind kind) noexcept;
-/// "recycle", "checkpoint", "elastic", "oobleck", "bamboo"; InputError naming `where` otherwise.
+/// "recycle", "checkpoint", "elastic", "oobleck", "bamboo", "adaptive"; InputError naming `where`
+/// otherwise.
 [[nodiscard]] PolicyKind parse_policy(std::string_view name, const std::string& where);
 /// "all" or a comma list of names, each once; InputError naming `where` otherwise.
 [[nodiscard]] std::vector<PolicyKind> parse_policies(std::string_view text,
@@ -34,6 +43,9 @@ struct ResilienceCosts {
   Nanos write = 0;                ///< one checkpoint write
   Nanos oobleck_reconfigure = 0;  ///< Oobleck's re-instantiation (sim/replay/reconfiguration.hpp)
   Nanos bamboo_reconfigure = 0;   ///< Bamboo's reconfiguration
+  /// How long the adaptive policy expects a configuration to last: to the next event of the job's
+  /// nodes, half the job's mean time between failures on the trace (a failure and its repair).
+  Nanos horizon = 0;
 };
 
 /// What a policy works on.
@@ -50,10 +62,15 @@ class Policy {
   virtual ~Policy() = default;
   /// Time 0: the nodes down from the start have left their slots; nothing to detect.
   virtual void start(PolicyContext& ctx) = 0;
-  /// The node that held `slot` failed (the slot is empty now).
-  virtual void slot_lost(PolicyContext& ctx, std::int64_t slot) = 0;
+  /// The nodes that held `slots` failed at one instant (the slots are empty now): a burst is
+  /// detected once and recovered from in one reconfiguration.
+  virtual void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>& slots) = 0;
   /// A node came back and joined the spare pool.
   virtual void node_joined(PolicyContext& ctx) = 0;
+  /// How often the policy took each of its actions, for a policy that chooses (adaptive).
+  [[nodiscard]] virtual std::vector<std::pair<std::string, std::int64_t>> actions() const {
+    return {};
+  }
 };
 
 [[nodiscard]] std::unique_ptr<Policy> make_policy(PolicyKind kind);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/error.hpp"
+#include "planner/candidates.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/recycle_planner.hpp"
@@ -150,19 +151,7 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
   std::optional<Nanos> period = table_nodes(live_nodes);
   if (!period) {
-    planner::RecycleOptions options;
-    options.layout = layout;
-    options.model = model_.model;
-    options.search_work = kReplaySearchWork;
-    // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
-    // every plan timed by its fast estimate on the direct network (only their ratio to the job's
-    // schedule, timed the same way, is used).
-    options.timed_actions = 0;
-    options.run.network = planner::Network::kDirect;
-    options.failed = failed;
-    const planner::RecyclePlan plan = planner::plan_recycle(options);
-    if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
-    period = on_job_scale(plan.estimate.period);
+    period = plan_period(failed, kReplaySearchWork);
     const Nanos t0 = fault_free();
     const auto count = static_cast<std::int64_t>(failed.size());
     if (*period < t0 && (!outrun_ || count < outrun_->failed_workers)) {
@@ -172,6 +161,43 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
   ++configurations_;
   recycle_.emplace(key, period);
   return period;
+}
+
+std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& failed,
+                                                   std::int64_t live_nodes) {
+  if (failed.empty()) return fault_free();
+  const Layout& l = model_.layout;
+  if (planner::dead_stage(failed, l) >= 0) return std::nullopt;
+  // Past the order search's range a plan is its list schedules alone: the full plan costs no
+  // more, and is kept for when the replay runs the set.
+  const std::int64_t actions = std::int64_t{3} * l.dp * l.pp * l.microbatches;
+  if (actions > planner::kSearchActions) return recycle(failed, live_nodes);
+  const std::string key = failure_key(failed);
+  if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
+  if (const auto it = recycle_estimates_.find(key); it != recycle_estimates_.end()) {
+    return it->second;
+  }
+  std::optional<Nanos> period;
+  if (table_ != nullptr) period = table_->nodes(live_nodes);
+  if (!period) period = plan_period(failed, 0);
+  recycle_estimates_.emplace(key, period);
+  return period;
+}
+
+Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
+  planner::RecycleOptions options;
+  options.layout = model_.layout;
+  options.model = model_.model;
+  options.search_work = search_work;
+  // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
+  // every plan timed by its fast estimate on the direct network (only their ratio to the job's
+  // schedule, timed the same way, is used).
+  options.timed_actions = 0;
+  options.run.network = planner::Network::kDirect;
+  options.failed = failed;
+  const planner::RecyclePlan plan = planner::plan_recycle(options);
+  if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
+  return on_job_scale(plan.estimate.period);
 }
 
 std::optional<Nanos> ReplayRates::recycle_bound(const std::vector<WorkerId>& failed) {

@@ -67,6 +67,11 @@ class ReplayRates {
   /// clock charges no configuration less than the fault-free time (replay_clock.hpp).
   [[nodiscard]] std::optional<Nanos> recycle(const std::vector<planner::WorkerId>& failed,
                                              std::int64_t live_nodes);
+  /// recycle(failed) where it is known, else the plan without the order search (the best of the
+  /// planner's list schedules: never faster than recycle()): what ranks the slots a spare may
+  /// fill without the cost of a full plan for each.
+  [[nodiscard]] std::optional<Nanos> recycle_estimate(const std::vector<planner::WorkerId>& failed,
+                                                      std::int64_t live_nodes);
   /// A lower bound on recycle(failed), found without planning (planner::recycle_period_bound, on
   /// the job's scale; 0 with a step table): what spares the plans of failure sets that cannot win.
   /// nullopt when some stage has no live replica.
@@ -108,6 +113,10 @@ class ReplayRates {
   [[nodiscard]] std::optional<Nanos> one_pipeline(const planner::CostModel& model,
                                                   std::int32_t stages, std::int32_t microbatches,
                                                   std::int32_t ring, bool estimate = false) const;
+  /// The ReCycle plan's period for `failed` on the job's scale, with `search_work` for its order
+  /// search; InputError naming the job when no plan exists.
+  [[nodiscard]] Nanos plan_period(const std::vector<planner::WorkerId>& failed,
+                                  std::int64_t search_work);
   /// The key of `failed` in the ReCycle caches.
   [[nodiscard]] std::string failure_key(const std::vector<planner::WorkerId>& failed) const;
   /// A fast estimate (the planners', on the direct network) as the job's iteration: scaled by the
@@ -133,6 +142,7 @@ class ReplayRates {
   std::map<std::string, std::optional<Nanos>> recycle_;
   std::optional<AdaptiveOutrun> outrun_;
   std::map<std::string, std::optional<Nanos>> recycle_bounds_;
+  std::map<std::string, std::optional<Nanos>> recycle_estimates_;
   std::map<std::int32_t, Nanos> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;
   std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>

@@ -46,6 +46,8 @@ const char* color(PolicyKind kind) {
       return "#f28e2b";
     case PolicyKind::kBamboo:
       return "#b07aa1";
+    case PolicyKind::kAdaptive:
+      return "#76b7b2";
   }
   return "#000000";
 }
@@ -111,6 +113,14 @@ std::string replay_table(const ReplayResult& r, const std::string& title) {
                                           : std::string("n/a"));
     }
     if (!ratios.empty()) out += "recycle's samples over: " + ratios + "\n";
+  }
+  for (const PolicyResult& p : r.policies) {
+    if (p.actions.empty()) continue;
+    std::string taken;
+    for (const auto& [action, times] : p.actions) {
+      taken += fmt::format("{}{} {}", taken.empty() ? "" : ", ", action, times);
+    }
+    out += fmt::format("{} took: {}\n", to_string(p.policy), taken);
   }
   out += fmt::format("GPU-hours (every policy, spares included): {:.2f}\n",
                      r.policies.empty() ? 0.0 : r.policies.front().gpu_hours);
@@ -199,6 +209,11 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
                              {"failures", p.failures},
                              {"restarts_from_checkpoint", p.fallbacks}});
     if (!p.unfit.empty()) j["policies"].back()["unfit"] = p.unfit;
+    if (!p.actions.empty()) {
+      nlohmann::ordered_json taken;
+      for (const auto& [action, times] : p.actions) taken[action] = times;
+      j["policies"].back()["actions"] = taken;
+    }
   }
   return j;
 }
@@ -273,10 +288,13 @@ std::string replay_svg(const ReplayResult& r, const std::string& title) {
       points += fmt::format("{:.1f},{:.1f} ", x(from + (to - from) / 2), y(rate));
     }
     out += fmt::format(
-        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\" points=\"{}\"/>\n"
+        "<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"{} points=\"{}\"/>\n"
         "<rect x=\"{:.1f}\" y=\"34\" width=\"14\" height=\"4\" fill=\"{}\"/>\n"
         "<text x=\"{:.1f}\" y=\"40\">{}</text>\n",
-        color(p.policy), points, legend, color(p.policy), legend + 18, to_string(p.policy));
+        color(p.policy),
+        // Adaptive often runs as one of the others: dashed, so the line under it shows.
+        p.policy == PolicyKind::kAdaptive ? " stroke-dasharray=\"6 4\"" : "", points, legend,
+        color(p.policy), legend + 18, to_string(p.policy));
     legend += 110;
   }
   out +=

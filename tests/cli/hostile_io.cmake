@@ -210,7 +210,7 @@ cli_shell_test("a layout error from --job names the job's field" 2
 # for zb-v, interleaved's loop), the policies that re-route or replicate one chunk a worker say
 # why they cannot run, and the others run on the job's own schedule.
 cli_shell_test("replay runs a zb-v job; recycle and bamboo say why they cannot" 0
-  "fault-free iteration [0-9.]+ s.*recycle +cannot run: .*hio_rz[.]json: zb-v runs 2 chunks a worker placed in a V[;] the ReCycle planner re-routes one chunk a worker ## checkpoint +[0-9.]+ .*bamboo +cannot run: .*zb-v runs 2 chunks a worker placed in a V[;] Bamboo's stage replicates the one stage after it ## GPU-hours"
+  "fault-free iteration [0-9.]+ s.*recycle +cannot run: .*hio_rz[.]json: zb-v runs 2 chunks a worker placed in a V[;] the ReCycle planner re-routes one chunk a worker ## checkpoint +[0-9.]+ .*bamboo +cannot run: .*zb-v runs 2 chunks a worker placed in a V[;] Bamboo's stage replicates the one stage after it ## adaptive +[0-9.]+ .*## adaptive took: reroute 0, .* ## GPU-hours"
   "sed '0,/{/s//{\"schedule\": \"zb-v\", /' ${DATA}/replay_job.json > ${OUT}/hio_rz.json && ${P} replay --job ${OUT}/hio_rz.json --trace ${DATA}/replay_trace.csv 2>&1")
 cli_shell_test("replay runs an interleaved job: recycle says why it cannot, the others run" 0
   "recycle +cannot run: .*interleaved runs 2 chunks a worker[;] .*## checkpoint +[0-9.]+ .*## elastic +[0-9.]+ .*## oobleck +[0-9.]+ "

@@ -21,7 +21,7 @@ cli_test("replay --map scale onto the job's nodes" 0 "on 8 nodes"
 # Every node down at 100 s and none back: every policy keeps 0 samples (tests/sim/replay_test.cpp
 # works it by hand), so ReCycle's samples over each is 0 / 0: undefined, n/a.
 cli_shell_test("replay: ratios over no samples are n/a" 0
-  "^recycle's samples over: checkpoint n/a, elastic n/a, oobleck n/a, bamboo n/a ## "
+  "^recycle's samples over: checkpoint n/a, elastic n/a, oobleck n/a, bamboo n/a, adaptive n/a ## "
   "printf '# nodes: 8\\n# duration_s: 1000\\ntime_s,node,event,cause\\n' > ${OUT}/rp_alldown.csv && printf '100,%s,down,x\\n' 0 1 2 3 4 5 6 7 >> ${OUT}/rp_alldown.csv && ${P} replay --job ${RJOB} --trace ${OUT}/rp_alldown.csv --quiet | grep 'samples over'")
 # The table in fixed notation. No failure in 1,000,000 s at T0 = 10 ms (the step table's 2x4,
 # Bamboo's too): cycles of 600 s of training and a 60 s write, 1,515 of them (999,900 s), then

@@ -146,17 +146,40 @@ class RecyclePolicy final : public InPlacePolicy {
   JobSlots::SlotChoice choice(PolicyContext& ctx) override { return recycle_choice(ctx); }
 };
 
+/// Oobleck's state in memory: every reconfiguration re-instantiates pipelines that each hold every
+/// layer, so the state is lost only when the failures since the last one completed could have hit
+/// every pipeline (as many failures as pipelines). One definition for the oobleck policy and for
+/// adaptive's re-instantiated pipelines.
+class OobleckState {
+ public:
+  /// `count` slots' nodes failed now; the reconfiguration that follows completes after detection
+  /// and Oobleck's re-instantiation.
+  void failed(PolicyContext& ctx, std::int64_t count) {
+    const Nanos now = ctx.clock.now();
+    unrecovered_ = now < recovered_at_ ? unrecovered_ + count : count;
+    recovered_at_ = now + ctx.costs.detection + ctx.costs.oobleck_reconfigure;
+  }
+  /// Whether the failures since the last reconfiguration could have hit every pipeline.
+  [[nodiscard]] bool lost(PolicyContext& ctx) const {
+    const std::int64_t pp = ctx.rates.layout().pp;
+    const std::int64_t pipelines = (ctx.slots.live_workers() + unrecovered_ + pp - 1) / pp;
+    return unrecovered_ > 0 && unrecovered_ >= pipelines;
+  }
+  /// A restart from the checkpoint: nothing in memory to lose.
+  void reset() { unrecovered_ = 0; }
+
+ private:
+  std::int64_t unrecovered_ = 0;  ///< failures since the last reconfiguration completed
+  Nanos recovered_at_ = -1;
+};
+
 class OobleckPolicy final : public InPlacePolicy {
  protected:
   std::optional<Nanos> period(PolicyContext& ctx) override {
-    // Every reconfiguration re-instantiates pipelines that each hold every layer, so the state
-    // is lost only when the failures since the last one could have hit every pipeline.
     // Restarting from the checkpoint, there is no state in memory to lose.
-    if (restarting()) unrecovered_ = 0;
-    const std::int64_t pp = ctx.rates.layout().pp;
-    const std::int64_t pipelines = (ctx.slots.live_workers() + unrecovered_ + pp - 1) / pp;
-    if (unrecovered_ > 0 && unrecovered_ >= pipelines) {
-      unrecovered_ = 0;  // the restart from the checkpoint starts afresh
+    if (restarting()) state_.reset();
+    if (state_.lost(ctx)) {
+      state_.reset();  // the restart from the checkpoint starts afresh
       return std::nullopt;
     }
     return ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes());
@@ -166,14 +189,11 @@ class OobleckPolicy final : public InPlacePolicy {
     return copy_time(ctx, lost);  // the lost layers, copied from other pipelines
   }
   void count_failures(PolicyContext& ctx, std::int64_t count) override {
-    const Nanos now = ctx.clock.now();
-    unrecovered_ = now < recovered_at_ ? unrecovered_ + count : count;
-    recovered_at_ = now + ctx.costs.detection + ctx.costs.oobleck_reconfigure;
+    state_.failed(ctx, count);
   }
 
  private:
-  std::int64_t unrecovered_ = 0;  ///< failures since the last reconfiguration completed
-  Nanos recovered_at_ = -1;
+  OobleckState state_;
 };
 
 /// Bamboo: a failed stage's work is taken over by its predecessor, which holds its replica (no
@@ -387,6 +407,7 @@ class AdaptivePolicy final : public Policy {
       decide(ctx, {}, {}, ctx.costs.restart);
       return;
     }
+    oobleck_.failed(ctx, static_cast<std::int64_t>(lost.size()));
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.drop_partial_iteration();
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
@@ -442,8 +463,12 @@ class AdaptivePolicy final : public Policy {
     const bool dropped = mode_ == Mode::kDropped;
     const Nanos copied = std::max(copy_time(ctx, filled), copy_time(ctx, lost));
     const std::vector<WorkerId> failed = ctx.slots.failed_workers();
-    // In memory a stage's state lives while a replica of it does; a checkpoint holds every stage.
-    const bool state_lives = from_checkpoint || ctx.slots.every_stage_live();
+    // A checkpoint holds every stage. In memory, the job's own layout keeps a stage's state while
+    // a replica of it lives; re-instantiated pipelines each hold every layer (OobleckState).
+    if (from_checkpoint) oobleck_.reset();
+    const bool state_lives =
+        from_checkpoint ||
+        (mode_ == Mode::kReinstantiated ? !oobleck_.lost(ctx) : ctx.slots.every_stage_live());
     std::vector<Option> options;
     // Leaving dropped pipelines is a re-grow: every worker restarts from the checkpoint just
     // written, which holds what they would otherwise copy or re-instantiate.
@@ -519,6 +544,7 @@ class AdaptivePolicy final : public Policy {
   }
 
   Mode mode_ = Mode::kWhole;
+  OobleckState oobleck_;
   bool waiting_ = false;
   Nanos restart_until_ = -1;  ///< a failure before this interrupts a restart
   std::array<std::int64_t, kActions> count_{};

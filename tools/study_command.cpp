@@ -87,7 +87,7 @@ Command add_study_command(CLI::App& app) {
       "per point, seed and policy (sharded for job arrays)");
   sub->add_option("--job", a->job, "Job JSON whose fields the sweeps vary");
   sub->add_option("--sweep", a->sweeps,
-                  "KEY=V1,V2,... (a dotted job-file path, or rate/days with --trace-preset); "
+                  "KEY=V1,V2,... (a dotted job-file path, or rate/days/burst with --trace-preset); "
                   "K1/K2=A1/A2,... moves keys together; repeat for a grid")
       ->allow_extra_args(false);
   sub->add_option("--policy", a->policy, "Policies, a comma list or all (default)");

@@ -118,6 +118,11 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
       (key == "rate" ? generator.rate : generator.days) = parse_double(value, "--sweep " + key);
       continue;
     }
+    if (key == "burst") {
+      // Failure concentration: with probability P a failure takes K more nodes down with it.
+      generator.burst = traces::BurstModel::parse(value, "--sweep burst");
+      continue;
+    }
     nlohmann::json* at = &job;
     for (const std::string_view part : split(key, '.')) {
       if (!at->is_object()) *at = nlohmann::json::object();
@@ -252,7 +257,7 @@ std::string run_study(const StudyOptions& o) {
   std::vector<std::string> swept;
   for (const SweepAxis& axis : o.axes) {
     for (const std::string& key : axis.keys) {
-      if ((key == "rate" || key == "days") && o.preset.empty()) {
+      if ((key == "rate" || key == "days" || key == "burst") && o.preset.empty()) {
         throw InputError("--sweep", "'" + key + "' needs --trace-preset (it sets the generator)");
       }
       // A key swept twice would be set twice per point, the last value silently winning.

@@ -21,7 +21,7 @@ namespace recycle::sim {
 
 /// One --sweep: `key=v1,v2` or paired keys `k1/k2=a1/a2,b1/b2` that move together. A key is a
 /// dotted path into the job file (`cluster.spares`, `parallel.pp`) or, with a trace preset, `rate`
-/// (failures per 1,000 node-days) or `days`.
+/// (failures per 1,000 node-days), `days` or `burst` (`P:K` or `none`, as `trace gen --burst`).
 struct SweepAxis {
   std::vector<std::string> keys;
   std::vector<std::vector<std::string>> values;  ///< per value: one entry per key

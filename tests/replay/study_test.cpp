@@ -94,3 +94,17 @@ TEST_CASE("study: paired keys, and bad sweeps and shards are errors") {
                        doctest::Contains("job.json (point 0: cluster.nodes=4): cluster.nodes"),
                        recycle::InputError);
 }
+
+TEST_CASE("study: burst sweeps the preset's failure concentration") {
+  StudyOptions o = small_study();
+  o.axes = {recycle::sim::parse_sweep("burst=none,1:3")};
+  const std::string csv = recycle::sim::run_study(o);
+  CHECK(csv.find("\npoint,burst,seed,policy,") != std::string::npos);
+  CHECK(csv.find("\n0,none,1,recycle,") != std::string::npos);
+  CHECK(csv.find("\n1,1:3,1,recycle,") != std::string::npos);
+  o.axes = {recycle::sim::parse_sweep("burst=2:3")};
+  CHECK_THROWS_WITH(recycle::sim::run_study(o), doctest::Contains("--sweep burst"));
+  o.axes = {recycle::sim::parse_sweep("burst=0.5:3")};
+  o.preset.clear();
+  CHECK_THROWS_WITH(recycle::sim::run_study(o), doctest::Contains("'burst' needs --trace-preset"));
+}

@@ -83,7 +83,7 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
       block->fail("heartbeat_s x missed_beats is more than 1e9 seconds");
   }
   if (const auto block = root.find("checkpoint")) {
-    block->only_keys({"interval_s", "write_s", "load_s"});
+    block->only_keys({"interval_s", "interval_iterations", "after_restart", "write_s", "load_s"});
     CheckpointBlock& k = r.checkpoint;
     const auto interval = block->find("interval_s");
     if (interval && interval->raw().is_string()) {
@@ -96,10 +96,15 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
     }
     k.write_s = seconds(*block, "write_s", k.write_s, false);
     k.load_s = seconds(*block, "load_s", k.load_s, false);
+    if (const auto x = block->find("interval_iterations")) {
+      if (interval) x->fail("give interval_s or interval_iterations, not both");
+      k.interval_iterations = x->as_int(1, std::int64_t{1} << 40);
+    }
+    if (const auto x = block->find("after_restart")) k.after_restart = x->as_bool();
   }
   if (const auto block = root.find("restart")) {
     block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s", "oobleck_reconfigure_s",
-                      "bamboo_reconfigure_s", "merge_simultaneous"});
+                      "bamboo_reconfigure_s", "merge_simultaneous", "rollback", "join"});
     RestartBlock& k = r.restart;
     k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
     k.node_join_s = seconds(*block, "node_join_s", k.node_join_s, false);
@@ -109,6 +114,10 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
       if (block->find(key)) *field = seconds(*block, key, 0, false);
     }
     if (const auto x = block->find("merge_simultaneous")) k.merge_simultaneous = x->as_bool();
+    if (const auto x = block->find("rollback")) k.rollback = x->as_bool();
+    if (const auto x = block->find("join")) {
+      k.join_at_next_failure = x->as_choice({"now", "next_failure"}) == 1;
+    }
   }
   return r;
 }

@@ -39,6 +39,12 @@ struct CheckpointBlock {
   /// `"interval_s": "auto"`: the replay works the interval out from the trace's failure rate
   /// (sim/replay/checkpoint_interval.hpp); interval_s is then unused.
   bool interval_auto = false;
+  /// > 0: a checkpoint every this many iterations instead of every interval_s (Varuna counts
+  /// steps).
+  std::int64_t interval_iterations = 0;
+  /// One more right after the first iteration that follows a restart from a checkpoint (Varuna's
+  /// simulator).
+  bool after_restart = false;
   Seconds write_s = 60;  ///< the job stops while one is written
   Seconds load_s = 300;  ///< reading one back at a restart
 };
@@ -56,6 +62,13 @@ struct RestartBlock {
   /// rendezvous: Varuna drops the events that arrive while a morph is under way); false: one
   /// after another, as Bamboo's simulator takes its preemptions.
   bool merge_simultaneous = true;
+  /// false: a restart keeps what the job trained (it re-forms from the state its survivors hold,
+  /// as Bamboo's simulator has it) and throws away only the iteration in progress.
+  bool rollback = true;
+  /// When a repaired or new node joins a running job: at once (`now`), or at the job's next
+  /// failure or restart (`next_failure`: Oobleck's and Varuna's simulators add waiting nodes only
+  /// then). A job that is not running takes it at once either way.
+  bool join_at_next_failure = false;
 };
 
 struct Resilience {

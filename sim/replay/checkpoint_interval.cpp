@@ -31,6 +31,12 @@ std::optional<double> job_mtbf_s(const profiles::Job& job, const traces::Trace& 
 CheckpointInterval checkpoint_interval(const profiles::Job& job, const traces::Trace& trace,
                                        Nanos end, Seconds iteration_s) {
   const profiles::CheckpointBlock& c = job.resilience.checkpoint;
+  if (c.interval_iterations > 0) {
+    return {static_cast<double>(c.interval_iterations) * iteration_s,
+            fmt::format("the job file's interval_iterations: every {} iterations, at the "
+                        "fault-free rate",
+                        c.interval_iterations)};
+  }
   if (!c.interval_auto) return {c.interval_s, "the job file"};
   constexpr double kDay = 86'400;
   const std::optional<double> mtbf_s = job_mtbf_s(job, trace, end);

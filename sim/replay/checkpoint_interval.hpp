@@ -34,7 +34,9 @@ struct CheckpointInterval {
   std::string source;  ///< "the job file", or how "auto" was worked out
 };
 
-/// The interval for `job` replayed over the first `end` of `trace`. "auto": Daly's optimum for
+/// The interval for `job` replayed over the first `end` of `trace` (with interval_iterations, that
+/// many fault-free iterations of `iteration_s`: the clock counts the iterations themselves).
+/// "auto": Daly's optimum for
 /// job_mtbf_s; no failure, or a free write, gives no optimum, and the interval is then one
 /// checkpoint a day. Never below the fault-free iteration
 /// `iteration_s`: a checkpoint is taken between iterations.

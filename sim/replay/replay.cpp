@@ -50,7 +50,13 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
   const std::int64_t nodes = r.cluster.nodes;
   JobSlots slots(r.job_nodes, nodes, rates.layout(), job.parallel.tp, r.cluster.gpus_per_node);
   const Nanos fault_free = rates.fault_free();
-  JobClock clock(fault_free, to_nanos(interval_s), to_nanos(r.checkpoint.write_s));
+  CheckpointRule rule;
+  rule.interval = to_nanos(interval_s);
+  rule.iterations = r.checkpoint.interval_iterations;
+  rule.write = to_nanos(r.checkpoint.write_s);
+  rule.after_restart = r.checkpoint.after_restart;
+  rule.rollback = r.restart.rollback;
+  JobClock clock(fault_free, rule);
   PolicyContext ctx{clock, slots, rates, costs_of(job, trace, end)};
   const std::unique_ptr<Policy> policy = make_policy(kind);
   const Nanos join = to_nanos(r.restart.node_join_s);
@@ -106,7 +112,9 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
       clock.advance(j.time);
       if (j.generation == generation[static_cast<std::size_t>(j.node)]) {
         slots.node_ready(j.node);
-        policy->node_joined(ctx);
+        // restart.join "next_failure": a running job takes the node from the pool at its next
+        // failure (every policy fills from the pool then); a stopped one at once.
+        if (!r.restart.join_at_next_failure || !clock.running()) policy->node_joined(ctx);
       }
     }
     if (options.progress && ++handled % 64 == 0) {
@@ -175,12 +183,18 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
     const ReconfigurationCost oobleck = oobleck_reconfiguration(job);
     const ReconfigurationCost bamboo = bamboo_reconfiguration(job);
     result.charges = {
-        fmt::format("detection {}, restart {} (job_restart_s + load_s)",
-                    second(r.detection.delay_s()),
-                    second(r.restart.job_restart_s + r.checkpoint.load_s)),
-        fmt::format("a checkpoint every {} of training taking {} ({})",
+        fmt::format(
+            "detection {}, restart {} (job_restart_s + load_s){}{}{}",
+            second(r.detection.delay_s()), second(r.restart.job_restart_s + r.checkpoint.load_s),
+            r.restart.rollback ? "" : ", keeping what the survivors hold (no rollback)",
+            r.restart.merge_simultaneous ? "" : ", failures at one instant taken one by one",
+            r.restart.join_at_next_failure ? ", nodes join at the next failure" : ""),
+        fmt::format("a checkpoint every {} of training taking {} ({}){}",
                     fmt::format("{:.6g} s", interval.seconds), second(r.checkpoint.write_s),
-                    interval.source),
+                    interval.source,
+                    r.checkpoint.after_restart
+                        ? ", and one after the first iteration that follows a restart"
+                        : ""),
         fmt::format("oobleck re-instantiation {} ({})", second(oobleck.seconds), oobleck.source),
         fmt::format("bamboo reconfiguration {} ({})", second(bamboo.seconds), bamboo.source)};
   }

@@ -29,10 +29,17 @@ std::string_view to_string(LostCause cause) noexcept {
   return "?";
 }
 
-JobClock::JobClock(Nanos fault_free, Nanos checkpoint_interval, Nanos checkpoint_write)
-    : fault_free_(fault_free), interval_(checkpoint_interval), write_(checkpoint_write) {
-  RECYCLE_ASSERT(fault_free > 0 && checkpoint_interval > 0 && checkpoint_write >= 0,
+JobClock::JobClock(Nanos fault_free, const CheckpointRule& rule)
+    : fault_free_(fault_free), rule_(rule) {
+  RECYCLE_ASSERT(fault_free > 0 && (rule.interval > 0 || rule.iterations > 0) && rule.write >= 0,
                  "a clock needs a fault-free period and a checkpoint interval");
+}
+
+Nanos JobClock::until_checkpoint() const {
+  if (!restart_checkpoint_ && rule_.iterations <= 0) return rule_.interval - since_checkpoint_;
+  const double due = restart_checkpoint_ ? 1.0 : static_cast<double>(rule_.iterations);
+  const double left = std::max(0.0, due - since_checkpoint_it_);
+  return std::max<Nanos>(1, static_cast<Nanos>(std::ceil(left * static_cast<double>(period_))));
 }
 
 void JobClock::rate(double iterations_per_s) {
@@ -71,7 +78,8 @@ void JobClock::advance(Nanos time) {
       break;
     }
     rate(1.0 / to_seconds(period_));
-    const Nanos d = std::min(interval_ - since_checkpoint_, time - now_);
+    const Nanos due = until_checkpoint();
+    const Nanos d = std::min(due, time - now_);
     const double done = static_cast<double>(d) / static_cast<double>(period_);
     iterations_ += done;
     partial_ += done;
@@ -83,10 +91,13 @@ void JobClock::advance(Nanos time) {
     lose(LostCause::kDegraded,
          seconds * (t0 / static_cast<double>(reference_) - t0 / static_cast<double>(period_)));
     since_checkpoint_ += d;
+    since_checkpoint_it_ += done;
     now_ += d;
-    if (since_checkpoint_ >= interval_) {
+    if (d == due) {
       since_checkpoint_ = 0;
-      stalls_.push_front({write_, LostCause::kCheckpoint, true, iterations_, productive_});
+      since_checkpoint_it_ = 0;
+      restart_checkpoint_ = false;
+      stalls_.push_front({rule_.write, LostCause::kCheckpoint, true, iterations_, productive_});
     }
   }
   // A stall that ends exactly now is served now (a zero-length one included).
@@ -135,10 +146,16 @@ void JobClock::drop_partial_iteration() {
 }
 
 void JobClock::roll_back() {
+  restart_checkpoint_ = rule_.after_restart;
+  if (!rule_.rollback) {
+    drop_partial_iteration();
+    return;
+  }
   lose(LostCause::kRedo, (iterations_ - saved_iterations_) * to_seconds(fault_free_));
   iterations_ = saved_iterations_;
   productive_ = saved_productive_;
   since_checkpoint_ = 0;
+  since_checkpoint_it_ = 0;
   partial_ = 0;
 }
 
@@ -146,6 +163,7 @@ void JobClock::checkpoint_now() {
   saved_iterations_ = iterations_;
   saved_productive_ = productive_;
   since_checkpoint_ = 0;
+  since_checkpoint_it_ = 0;
 }
 
 }  // namespace recycle::sim

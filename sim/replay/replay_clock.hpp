@@ -45,11 +45,22 @@ struct RatePoint {
   double iterations_per_s = 0;
 };
 
+/// When the job checkpoints and what a rollback throws away (the job file's checkpoint block).
+struct CheckpointRule {
+  Nanos interval = 0;           ///< running time between checkpoints, unless `iterations` says
+  std::int64_t iterations = 0;  ///< > 0: iterations between checkpoints (Varuna counts steps)
+  Nanos write = 0;              ///< the job stops while one is written
+  /// One more right after the first iteration that follows a rollback (Varuna's simulator).
+  bool after_restart = false;
+  /// false: a rollback keeps the trained work (the survivors hold the state, as Bamboo's
+  /// simulator has it) and throws away only the iteration in progress.
+  bool rollback = true;
+};
+
 class JobClock {
  public:
-  /// `fault_free`: the job's iteration time with every worker up (T0). Checkpoints are written
-  /// every `checkpoint_interval` of running time and stall the job for `checkpoint_write`.
-  JobClock(Nanos fault_free, Nanos checkpoint_interval, Nanos checkpoint_write);
+  /// `fault_free`: the job's iteration time with every worker up (T0); checkpoints as `rule` says.
+  JobClock(Nanos fault_free, const CheckpointRule& rule);
 
   /// Moves to `time` (>= now): queued stalls first, then running or waiting.
   void advance(Nanos time);
@@ -76,7 +87,7 @@ class JobClock {
   void roll_back();
   /// What roll_back() would throw away now, in fault-free seconds.
   [[nodiscard]] double rework_s() const noexcept {
-    return (iterations_ - saved_iterations_) * to_seconds(fault_free_);
+    return (rule_.rollback ? iterations_ - saved_iterations_ : partial_) * to_seconds(fault_free_);
   }
   /// Takes a checkpoint now at no cost (a policy that wrote one as part of a stall).
   void checkpoint_now();
@@ -97,16 +108,19 @@ class JobClock {
   };
   void lose(LostCause cause, double seconds) { lost_[static_cast<std::size_t>(cause)] += seconds; }
   void rate(double iterations_per_s);
+  /// Running time at the current period until the next checkpoint is due.
+  [[nodiscard]] Nanos until_checkpoint() const;
 
   Nanos now_ = 0;
   Nanos fault_free_;
-  Nanos interval_;
-  Nanos write_;
+  CheckpointRule rule_;
+  bool restart_checkpoint_ = false;  ///< the one after a rollback is still due
   std::deque<Stall> stalls_;
   Nanos period_ = 0;     ///< when running; 0 while waiting
   Nanos reference_ = 0;  ///< the policy's fault-free period
   LostCause wait_cause_ = LostCause::kRepairWait;
-  Nanos since_checkpoint_ = 0;  ///< running time since the last checkpoint
+  Nanos since_checkpoint_ = 0;      ///< running time since the last checkpoint
+  double since_checkpoint_it_ = 0;  ///< iterations since the last checkpoint
   double iterations_ = 0;
   double partial_ = 0;  ///< of the iteration in progress, in iterations
   Nanos productive_ = 0;

@@ -592,3 +592,57 @@ TEST_CASE("replay: nodes that fail at one instant are detected and recovered fro
     CHECK(lost(p, LostCause::kDetection) == doctest::Approx(15));
   }
 }
+
+TEST_CASE("replay: checkpoints every N iterations and after a restart (Varuna), by hand") {
+  // Checkpoint-restart, a checkpoint every 10 iterations (100 s at 10 s) and one after the first
+  // iteration that follows a restart; node 3 fails at 1,000 s and is back (joined) at 3,060 s.
+  // Six cycles of 100 s + a 60 s write end at 960 s (60 iterations saved); 4 more by 1,000 s are
+  // redone (40 s); detection 15 s, the wait to 3,060 s (2,045 s), the restart to 3,960 s. One
+  // iteration, its write (3,970-4,030 s), then 37 cycles of 160 s to 9,950 s and 5 iterations:
+  // 60 + 1 + 370 + 5 = 436 iterations and 44 writes.
+  auto job = job_json();
+  job["checkpoint"] = {
+      {"interval_iterations", 10}, {"after_restart", true}, {"write_s", 60}, {"load_s", 300}};
+  const PolicyResult p = run_one("1000,3,down,x\n3000,3,up,\n", PolicyKind::kCheckpoint, job);
+  CHECK(p.samples == doctest::Approx(436 * 16));
+  CHECK(lost(p, LostCause::kRedo) == doctest::Approx(40));
+  CHECK(lost(p, LostCause::kCheckpoint) == doctest::Approx(44 * 60));
+  job["checkpoint"]["interval_s"] = 600;
+  CHECK_THROWS_WITH(recycle::profiles::job_from_json(job, "job.json"),
+                    doctest::Contains("give interval_s or interval_iterations, not both"));
+}
+
+TEST_CASE("replay: a restart without rollback keeps what the survivors hold, by hand") {
+  // Checkpoint-restart with restart.rollback false: at the failure at 1,000 s the 34 iterations
+  // since the write at 600-660 s are kept (no redo). It waits to 3,060 s, restarts to 3,960 s,
+  // and its next write falls 260 s of training later (340 s were trained since the last one):
+  // 4,220 s, then every 660 s to 9,500 s: 9 writes; 6,040 - 540 = 5,500 s train 550 iterations.
+  auto job = job_json();
+  job["restart"]["rollback"] = false;
+  const PolicyResult p = run_one("1000,3,down,x\n3000,3,up,\n", PolicyKind::kCheckpoint, job);
+  CHECK(p.samples == doctest::Approx((94 + 550) * 16));
+  CHECK(lost(p, LostCause::kRedo) == 0);
+  CHECK(p.fallbacks == 1);
+}
+
+TEST_CASE("replay: nodes that join at the next failure (Oobleck's and Varuna's simulators)") {
+  // Node 3 is back (joined) at 3,060 s and node 6 fails at 5,000 s. Joining at once, ReCycle runs
+  // whole again from 3,060 s (10 s an iteration at 4,000 s); with restart.join "next_failure" the
+  // node waits in the pool and ReCycle still runs on 7 live nodes (12 s) at 4,000 s.
+  const std::string events = "1000,3,down,x\n3000,3,up,\n5000,6,down,x\n";
+  const auto rate_at = [](const PolicyResult& p, double seconds) {
+    double rate = 0;
+    for (const auto& point : p.timeline) {
+      if (recycle::to_seconds(point.time) <= seconds) rate = point.iterations_per_s;
+    }
+    return rate;
+  };
+  const PolicyResult now = run_one(events, PolicyKind::kRecycle);
+  auto job = job_json();
+  job["restart"]["join"] = "next_failure";
+  const PolicyResult later = run_one(events, PolicyKind::kRecycle, job);
+  CHECK(rate_at(now, 4000) == doctest::Approx(1.0 / 10));
+  CHECK(rate_at(later, 4000) == doctest::Approx(1.0 / 12));
+  // At 5,000 s the failure takes node 3 from the pool: 7 live nodes again.
+  CHECK(rate_at(later, 6000) == doctest::Approx(1.0 / 12));
+}

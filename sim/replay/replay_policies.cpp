@@ -312,9 +312,11 @@ class RestartPolicy final : public Policy {
   void start(PolicyContext& ctx) override {
     regroup(ctx);
     pipelines_ = runnable(ctx);
-    if (pipelines_ > 0) {
-      ctx.clock.run(ctx.rates.pipelines(pipelines_), ctx.rates.fault_free());
+    const auto p = pipelines_ > 0 ? ctx.rates.pipelines(pipelines_) : std::nullopt;
+    if (p) {
+      ctx.clock.run(*p, ctx.rates.fault_free());
     } else {
+      pipelines_ = 0;
       ctx.clock.wait(LostCause::kRepairWait);
     }
   }
@@ -360,12 +362,15 @@ class RestartPolicy final : public Policy {
   }
   void restart(PolicyContext& ctx, LostCause cause, Nanos cost) {
     pipelines_ = runnable(ctx);
-    if (pipelines_ == 0) {
+    // A step table may say these pipelines do not fit: wait for more nodes.
+    const auto p = pipelines_ > 0 ? ctx.rates.pipelines(pipelines_) : std::nullopt;
+    if (!p) {
+      pipelines_ = 0;
       ctx.clock.wait(LostCause::kRepairWait);
       return;
     }
     ctx.clock.stall(cost, cause);
-    ctx.clock.run(ctx.rates.pipelines(pipelines_), ctx.rates.fault_free());
+    ctx.clock.run(*p, ctx.rates.fault_free());
   }
 
   bool shrink_;
@@ -492,8 +497,9 @@ class AdaptivePolicy final : public Policy {
       }
     }
     if (const std::int32_t whole = ctx.slots.complete_pipelines(); whole > 0 && !failed.empty()) {
-      options.push_back({kDrop, ctx.rates.pipelines(whole), dropped ? regrow : ctx.costs.restart,
-                         !dropped, dropped});
+      if (const auto p = ctx.rates.pipelines(whole)) {
+        options.push_back({kDrop, *p, dropped ? regrow : ctx.costs.restart, !dropped, dropped});
+      }
     }
     if (from_checkpoint) {
       for (Option& o : options) o = {o.action, o.period, *from_checkpoint, false, false};

@@ -72,9 +72,13 @@ std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32
 Nanos ReplayRates::fault_free() {
   if (fault_free_) return *fault_free_;
   const Layout& l = model_.layout;
-  if (table_ != nullptr) fault_free_ = table_->pipelines(l.dp, l.pp);
-  if (fault_free_) {
-    ++from_table_;
+  if (const auto row = table_pipelines(l.dp)) {
+    if (!row->period) {
+      throw InputError(model_.job.source, "the step table's row " + std::to_string(l.dp) + "x" +
+                                              std::to_string(l.pp) +
+                                              " says the job's own configuration does not fit");
+    }
+    fault_free_ = row->period;
   } else {
     const auto period = one_pipeline(model_.model, l.pp, l.microbatches, l.dp);
     if (!period) throw InputError(model_.job.source, "the job's schedule deadlocks");
@@ -97,28 +101,34 @@ std::int32_t ReplayRates::busiest(std::int32_t pipelines) const {
   return static_cast<std::int32_t>(most);
 }
 
-Nanos ReplayRates::pipelines(std::int32_t live) {
+std::optional<Nanos> ReplayRates::pipelines(std::int32_t live) {
   const Layout& l = model_.layout;
   if (live == l.dp) return fault_free();
   if (const auto it = pipelines_.find(live); it != pipelines_.end()) return it->second;
   std::optional<Nanos> period;
-  if (table_ != nullptr) period = table_->pipelines(live, l.pp);
-  if (period) {
-    ++from_table_;
+  if (const auto row = table_pipelines(live)) {
+    period = row->period;
   } else {
     period = one_pipeline(model_.model, l.pp, busiest(live), live);
     if (!period) throw InputError(model_.job.source, "the job's schedule deadlocks");
   }
   ++configurations_;
-  pipelines_.emplace(live, *period);
-  return *period;
+  pipelines_.emplace(live, period);
+  return period;
 }
 
-std::optional<Nanos> ReplayRates::table_nodes(std::int64_t live_nodes) {
+std::optional<StepRow> ReplayRates::table_pipelines(std::int64_t live) {
   if (table_ == nullptr) return std::nullopt;
-  const auto period = table_->nodes(live_nodes);
-  if (period) ++from_table_;
-  return period;
+  const auto row = table_->pipelines(live, model_.layout.pp);
+  if (row) ++from_table_;
+  return row;
+}
+
+std::optional<StepRow> ReplayRates::table_nodes(std::int64_t live_nodes) {
+  if (table_ == nullptr) return std::nullopt;
+  const auto row = table_->nodes(live_nodes);
+  if (row) ++from_table_;
+  return row;
 }
 
 std::string ReplayRates::chunks_text() const {
@@ -149,8 +159,10 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
   RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
   const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
-  std::optional<Nanos> period = table_nodes(live_nodes);
-  if (!period) {
+  std::optional<Nanos> period;
+  if (const auto row = table_nodes(live_nodes)) {
+    period = row->period;  // none: the configuration does not fit
+  } else {
     period = plan_period(failed, kReplaySearchWork);
     const Nanos t0 = fault_free();
     const auto count = static_cast<std::int64_t>(failed.size());
@@ -178,8 +190,12 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
     return it->second;
   }
   std::optional<Nanos> period;
-  if (table_ != nullptr) period = table_->nodes(live_nodes);
-  if (!period) period = plan_period(failed, 0);
+  const auto row = table_ != nullptr ? table_->nodes(live_nodes) : std::nullopt;
+  if (row) {
+    period = row->period;
+  } else {
+    period = plan_period(failed, 0);
+  }
   recycle_estimates_.emplace(key, period);
   return period;
 }
@@ -266,8 +282,10 @@ std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int3
 std::optional<Nanos> ReplayRates::oobleck(std::int64_t live_workers, std::int64_t live_nodes) {
   if (live_workers >= model_.layout.workers()) return fault_free();
   if (const auto it = oobleck_.find(live_workers); it != oobleck_.end()) return it->second;
-  std::optional<Nanos> best = table_nodes(live_nodes);
-  if (!best) {
+  std::optional<Nanos> best;
+  if (const auto row = table_nodes(live_nodes)) {
+    best = row->period;  // none: the configuration does not fit
+  } else {
     const Layout& l = model_.layout;
     const std::int64_t batch = std::int64_t{l.dp} * l.microbatches;
     const std::int64_t fewest_pipelines = (live_workers + l.pp - 1) / l.pp;
@@ -390,9 +408,14 @@ std::optional<Nanos> ReplayRates::bamboo_fault_free() {
   }
   // A measured fault-free step already holds whatever the redundancy costs.
   std::optional<Nanos> period;
-  if (table_ != nullptr) period = table_->pipelines(l.dp, l.pp);
-  if (period) {
-    ++from_table_;
+  if (const auto row = table_pipelines(l.dp)) {
+    period = row->period;
+    if (!period) {
+      bamboo_unfit_ = model_.job.source +
+                      ": the step table says the job's own configuration does "
+                      "not fit";
+      return std::nullopt;
+    }
   } else {
     try {
       period = one_pipeline(bamboo_model({}), l.pp, l.microbatches, l.dp);
@@ -416,9 +439,8 @@ std::optional<Nanos> ReplayRates::bamboo_pipelines(std::int32_t pipelines) {
     return it->second;
   }
   std::optional<Nanos> period;
-  if (table_ != nullptr) period = table_->pipelines(pipelines, l.pp);
-  if (period) {
-    ++from_table_;
+  if (const auto row = table_pipelines(pipelines)) {
+    period = row->period;
   } else {
     try {
       period = one_pipeline(bamboo_model({}), l.pp, busiest(pipelines), pipelines);
@@ -435,7 +457,7 @@ std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed,
                                          std::int64_t live_nodes, std::int32_t pipelines) {
   std::optional<Nanos> slowest = bamboo_pipelines(pipelines);
   if (failed.empty() || !slowest) return slowest;
-  if (const auto period = table_nodes(live_nodes)) return period;
+  if (const auto row = table_nodes(live_nodes)) return row->period;
   for (std::size_t i = 0; i < failed.size();) {
     std::vector<std::int32_t> stages;
     std::size_t j = i;

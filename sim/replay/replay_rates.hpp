@@ -60,8 +60,9 @@ class ReplayRates {
 
   /// The job's own iteration time with every worker up.
   [[nodiscard]] Nanos fault_free();
-  /// `live` of the job's pipelines, full depth, carrying the whole batch.
-  [[nodiscard]] Nanos pipelines(std::int32_t live);
+  /// `live` of the job's pipelines, full depth, carrying the whole batch; nullopt where a step
+  /// table says they do not fit.
+  [[nodiscard]] std::optional<Nanos> pipelines(std::int32_t live);
   /// ReCycle with `failed` workers (sorted); nullopt when some stage has no live replica.
   /// The plan's iteration time on the job's scale, which may be below fault_free(): the replay's
   /// clock charges no configuration less than the fault-free time (replay_clock.hpp).
@@ -125,7 +126,9 @@ class ReplayRates {
   [[nodiscard]] std::optional<Nanos> template_period(std::int32_t stages, std::int32_t microbatches,
                                                      std::int32_t ring);
   [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
-  [[nodiscard]] std::optional<Nanos> table_nodes(std::int64_t live_nodes);
+  /// The step table's rows (nullopt: none for the configuration), counted as from the table.
+  [[nodiscard]] std::optional<StepRow> table_nodes(std::int64_t live_nodes);
+  [[nodiscard]] std::optional<StepRow> table_pipelines(std::int64_t live);
   /// "job.json: zb-v runs 2 chunks a worker placed in a V".
   [[nodiscard]] std::string chunks_text() const;
   /// Micro-batches of the busiest of `pipelines` pipelines carrying the whole batch.
@@ -143,7 +146,7 @@ class ReplayRates {
   std::optional<AdaptiveOutrun> outrun_;
   std::map<std::string, std::optional<Nanos>> recycle_bounds_;
   std::map<std::string, std::optional<Nanos>> recycle_estimates_;
-  std::map<std::int32_t, Nanos> pipelines_;
+  std::map<std::int32_t, std::optional<Nanos>> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;
   std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>
       bamboo_pipeline_;  ///< by failed stages of one pipeline and pipelines in use

@@ -34,17 +34,18 @@ std::string normalize(std::string_view key, const std::string& where) {
 
 }  // namespace
 
-std::optional<Nanos> StepTable::find(const std::string& key) const {
+std::optional<StepRow> StepTable::find(const std::string& key) const {
   const auto it = by_key_.find(key);
   if (it == by_key_.end()) return std::nullopt;
   return it->second;
 }
 
-std::optional<Nanos> StepTable::pipelines(std::int64_t live_pipelines, std::int64_t stages) const {
+std::optional<StepRow> StepTable::pipelines(std::int64_t live_pipelines,
+                                            std::int64_t stages) const {
   return find(pipelines_key(live_pipelines, stages));
 }
 
-std::optional<Nanos> StepTable::nodes(std::int64_t live_nodes) const {
+std::optional<StepRow> StepTable::nodes(std::int64_t live_nodes) const {
   return find(std::to_string(live_nodes));
 }
 
@@ -63,12 +64,22 @@ StepTable StepTable::parse(const std::string& text, const std::string& source) {
     const std::string where = row.where(source);
     if (row.fields.size() != 2) throw InputError(where, "expected 2 fields: config,iteration_s");
     const std::string key = normalize(row.fields[0], where);
-    const double s = parse_double(trim(row.fields[1]), where);
-    if (!std::isfinite(s) || s <= 0 || s > kMaxIterationSeconds) {
-      throw InputError(where, "iteration_s must be a number > 0 and at most 1e6, got '" +
-                                  shown(row.fields[1]) + "'");
+    StepRow step;
+    if (trim(row.fields[1]) != "none") {
+      const auto bad = [&] {
+        return InputError(where, "iteration_s must be none or a number > 0 and at most 1e6, got '" +
+                                     shown(row.fields[1]) + "'");
+      };
+      double s = 0;
+      try {
+        s = parse_double(trim(row.fields[1]), where);
+      } catch (const InputError&) {
+        throw bad();
+      }
+      if (!std::isfinite(s) || s <= 0 || s > kMaxIterationSeconds) throw bad();
+      step.period = positive_nanos(s, row.fields[1], where);
     }
-    if (!table.by_key_.emplace(key, positive_nanos(s, row.fields[1], where)).second) {
+    if (!table.by_key_.emplace(key, step).second) {
       throw InputError(where, "config " + key + " is given twice");
     }
   }

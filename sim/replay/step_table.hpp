@@ -19,24 +19,31 @@
 
 namespace recycle::sim {
 
+/// A row of the table: the measured iteration time, or none where the configuration does not fit
+/// (`iteration_s` written `none`: out of memory, or not runnable at all).
+struct StepRow {
+  std::optional<Nanos> period;
+};
+
 class StepTable {
  public:
-  [[nodiscard]] std::optional<Nanos> pipelines(std::int64_t live_pipelines,
-                                               std::int64_t stages) const;
-  [[nodiscard]] std::optional<Nanos> nodes(std::int64_t live_nodes) const;
+  /// nullopt: no row for the configuration (the replay simulates it).
+  [[nodiscard]] std::optional<StepRow> pipelines(std::int64_t live_pipelines,
+                                                 std::int64_t stages) const;
+  [[nodiscard]] std::optional<StepRow> nodes(std::int64_t live_nodes) const;
   [[nodiscard]] bool empty() const noexcept { return by_key_.empty(); }
   [[nodiscard]] std::size_t size() const noexcept { return by_key_.size(); }
-  /// Every row: normalized key ("PxS" or "N") and iteration time.
-  [[nodiscard]] const std::map<std::string, Nanos>& rows() const noexcept { return by_key_; }
+  /// Every row: normalized key ("PxS" or "N") and iteration time (none: does not fit).
+  [[nodiscard]] const std::map<std::string, StepRow>& rows() const noexcept { return by_key_; }
 
-  /// InputError naming `source:line` for a bad header, key or time (not a number > 0 and at most
-  /// 1e6 s, or one that rounds to 0 ns), or a key given twice.
+  /// InputError naming `source:line` for a bad header, key or time (not `none` nor a number > 0
+  /// and at most 1e6 s, or one that rounds to 0 ns), or a key given twice.
   [[nodiscard]] static StepTable parse(const std::string& text, const std::string& source);
   [[nodiscard]] static StepTable load(const std::string& path);
 
  private:
-  [[nodiscard]] std::optional<Nanos> find(const std::string& key) const;
-  std::map<std::string, Nanos> by_key_;  ///< normalized keys: "P x S" as "PxS", "N" as "N"
+  [[nodiscard]] std::optional<StepRow> find(const std::string& key) const;
+  std::map<std::string, StepRow> by_key_;  ///< normalized keys: "P x S" as "PxS", "N" as "N"
 };
 
 }  // namespace recycle::sim

@@ -86,7 +86,9 @@ std::string inputs_digest(const StudyOptions& o) {
   d.add(o.trace ? traces::format_native_csv(*o.trace) : "");
   d.add(o.map ? fmt::format("{} {}", to_string(o.map->mode), o.map->seed) : "");
   if (o.table != nullptr) {
-    for (const auto& [key, time] : o.table->rows()) d.add(fmt::format("{} {}", key, time));
+    for (const auto& [key, row] : o.table->rows()) {
+      d.add(row.period ? fmt::format("{} {}", key, *row.period) : key + " none");
+    }
   }
   return d.hex();
 }

@@ -646,3 +646,24 @@ TEST_CASE("replay: nodes that join at the next failure (Oobleck's and Varuna's s
   // At 5,000 s the failure takes node 3 from the pool: 7 live nodes again.
   CHECK(rate_at(later, 6000) == doctest::Approx(1.0 / 12));
 }
+
+TEST_CASE("replay: a step-table row of none is a configuration that does not fit") {
+  // One pipeline and 7 live nodes do not fit: elastic cannot shrink to one pipeline and waits for
+  // the repair as checkpoint-restart does (610 iterations, by the hand count above); ReCycle
+  // cannot run on 7 nodes, falls back to its checkpoint and waits too, then restarts.
+  const char* steps = "config,iteration_s\n2x4,10\n1x4,none\n7,none\n";
+  const ReplayResult r =
+      run("1000,3,down,x\n3000,3,up,\n",
+          {PolicyKind::kCheckpoint, PolicyKind::kElastic, PolicyKind::kRecycle}, job_json(), steps);
+  check_identity(r);
+  CHECK(r.policies[0].samples == doctest::Approx(610 * 16));
+  CHECK(r.policies[1].samples == doctest::Approx(610 * 16));
+  CHECK(r.policies[2].fallbacks == 1);
+  CHECK(lost(r.policies[2], LostCause::kRepairWait) == doctest::Approx(2'045));
+  const auto table = recycle::sim::StepTable::parse(steps, "steps.csv");
+  REQUIRE(table.nodes(7).has_value());
+  CHECK_FALSE(table.nodes(7)->period.has_value());
+  CHECK_FALSE(table.nodes(6).has_value());
+  CHECK_THROWS_WITH(recycle::sim::StepTable::parse("config,iteration_s\n2x4,never\n", "s.csv"),
+                    doctest::Contains("iteration_s must be none or a number"));
+}

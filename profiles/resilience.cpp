@@ -39,7 +39,7 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
   std::optional<JsonView> spares;
   std::string where = root.source() + ": cluster";
   if (const auto block = root.find("cluster")) {
-    block->only_keys({"nodes", "gpus_per_node", "spares", "placement"});
+    block->only_keys({"nodes", "gpus_per_node", "spares", "placement", "min_nodes"});
     where = block->where();
     nodes = block->find("nodes");
     if (nodes) c.nodes = nodes->as_int(1, kMaxNodes);
@@ -48,6 +48,7 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
     spares = block->find("spares");
     if (spares) c.spares = spares->as_int(0, kMaxNodes);
     if (const auto x = block->find("placement")) (void)x->as_choice({"pipeline-major"});
+    if (const auto x = block->find("min_nodes")) c.min_nodes = x->as_int(0, kMaxNodes);
   }
   const std::int64_t gpus = std::int64_t{parallel.tp} * parallel.pp * parallel.dp;
   const std::int64_t per_node = c.gpus_per_node;
@@ -73,6 +74,11 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
                                          " GPUs over " + std::to_string(per_node) +
                                          " per node) plus " + std::to_string(c.spares) +
                                          " spares; give nodes or spares, or both agreeing");
+  }
+  if (c.min_nodes > c.nodes) {
+    throw InputError(where + ".min_nodes",
+                     std::to_string(c.min_nodes) + " nodes is more than the cluster's " +
+                         std::to_string(c.nodes) + ": the job would never run");
   }
   if (const auto block = root.find("detection")) {
     block->only_keys({"heartbeat_s", "missed_beats"});

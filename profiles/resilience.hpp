@@ -22,6 +22,9 @@ struct ClusterBlock {
   std::int64_t nodes = 0;
   std::int32_t gpus_per_node = 0;  ///< 0: the hardware's
   std::int64_t spares = 0;         ///< nodes held idle to replace failed ones
+  /// Below this many available nodes (in the job or spare) the job stops until enough are back
+  /// (Varuna's simulator stops below 12); 0: no such floor.
+  std::int64_t min_nodes = 0;
   /// Where workers sit: "pipeline-major" (global rank dp x pp + stage, the planner's cluster
   /// model) is the one placement supported.
 };

@@ -58,7 +58,7 @@ PolicyResult run_policy(PolicyKind kind, const profiles::Job& job, ReplayRates& 
   rule.rollback = r.restart.rollback;
   JobClock clock(fault_free, rule);
   PolicyContext ctx{clock, slots, rates, costs_of(job, trace, end)};
-  const std::unique_ptr<Policy> policy = make_policy(kind);
+  const std::unique_ptr<Policy> policy = make_policy(kind, r.cluster.min_nodes);
   const Nanos join = to_nanos(r.restart.node_join_s);
 
   const std::vector<traces::Event>& events = trace.events();

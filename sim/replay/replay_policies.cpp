@@ -61,6 +61,7 @@ class InPlacePolicy : public Policy {
   void start(PolicyContext& ctx) final {
     ctx.slots.fill_from_spares(choice(ctx));
     if (const auto p = period(ctx)) {
+      fallback_ = false;
       ctx.clock.run(*p, reference(ctx));
     } else {
       fallback_ = true;
@@ -398,6 +399,8 @@ class AdaptivePolicy final : public Policy {
  public:
   void start(PolicyContext& ctx) override {
     ctx.slots.fill_from_spares(recycle_choice(ctx));
+    waiting_ = false;
+    mode_ = Mode::kWhole;
     if (ctx.slots.full()) {
       ctx.clock.run(ctx.rates.fault_free(), ctx.rates.fault_free());
       return;
@@ -556,6 +559,58 @@ class AdaptivePolicy final : public Policy {
   std::array<std::int64_t, kActions> count_{};
 };
 
+/// A floor on the nodes a job runs with (cluster.min_nodes; Varuna's simulator stops below 12):
+/// below it the job stops, losing what it trained since its checkpoint, and waits; once enough
+/// nodes are back it restarts (job_restart_s + load_s) and the policy takes over as at the start.
+class MinNodesGate final : public Policy {
+ public:
+  MinNodesGate(std::unique_ptr<Policy> inner, std::int64_t min_nodes)
+      : inner_(std::move(inner)), min_nodes_(min_nodes) {}
+  void start(PolicyContext& ctx) override {
+    if (enough(ctx)) {
+      inner_->start(ctx);
+    } else {
+      stopped_ = true;
+      ctx.clock.wait(LostCause::kRepairWait);
+    }
+  }
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>& lost) override {
+    if (stopped_) return;
+    if (enough(ctx)) {
+      inner_->slots_lost(ctx, lost);
+      return;
+    }
+    stopped_ = true;
+    ctx.clock.cancel_stalls();
+    ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
+    ++ctx.fallbacks;
+    ctx.clock.roll_back();
+    ctx.clock.wait(LostCause::kRepairWait);
+  }
+  void node_joined(PolicyContext& ctx) override {
+    if (!stopped_) {
+      inner_->node_joined(ctx);
+      return;
+    }
+    if (!enough(ctx)) return;
+    stopped_ = false;
+    ctx.clock.stall(ctx.costs.restart, LostCause::kRestart);
+    inner_->start(ctx);
+  }
+  [[nodiscard]] std::vector<std::pair<std::string, std::int64_t>> actions() const override {
+    return inner_->actions();
+  }
+
+ private:
+  [[nodiscard]] bool enough(const PolicyContext& ctx) const {
+    return ctx.slots.live_nodes() + ctx.slots.spares() >= min_nodes_;
+  }
+
+  std::unique_ptr<Policy> inner_;
+  std::int64_t min_nodes_;
+  bool stopped_ = false;
+};
+
 }  // namespace
 
 const std::vector<PolicyKind>& all_policies() {
@@ -607,7 +662,8 @@ std::vector<PolicyKind> parse_policies(std::string_view text, const std::string&
   return out;
 }
 
-std::unique_ptr<Policy> make_policy(PolicyKind kind) {
+std::unique_ptr<Policy> make_policy(PolicyKind kind, std::int64_t min_nodes) {
+  if (min_nodes > 0) return std::make_unique<MinNodesGate>(make_policy(kind), min_nodes);
   switch (kind) {
     case PolicyKind::kRecycle:
       return std::make_unique<RecyclePolicy>();

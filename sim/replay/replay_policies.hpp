@@ -73,6 +73,8 @@ class Policy {
   }
 };
 
-[[nodiscard]] std::unique_ptr<Policy> make_policy(PolicyKind kind);
+/// The policy; with `min_nodes` > 0, wrapped so that the job stops (back to its checkpoint) when
+/// fewer nodes than that are available, and restarts once enough are back.
+[[nodiscard]] std::unique_ptr<Policy> make_policy(PolicyKind kind, std::int64_t min_nodes = 0);
 
 }  // namespace recycle::sim

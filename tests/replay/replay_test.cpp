@@ -667,3 +667,19 @@ TEST_CASE("replay: a step-table row of none is a configuration that does not fit
   CHECK_THROWS_WITH(recycle::sim::StepTable::parse("config,iteration_s\n2x4,never\n", "s.csv"),
                     doctest::Contains("iteration_s must be none or a number"));
 }
+
+TEST_CASE("replay: below its minimum of nodes the job stops until enough are back (Varuna)") {
+  // cluster.min_nodes 8 on the 8-node job: node 3's failure at 1,000 s stops ReCycle as it stops
+  // checkpoint-restart (detection, the 340 s since the checkpoint redone, the wait to 3,060 s, a
+  // 900 s restart): the 610 iterations of checkpoint-restart's hand count.
+  auto job = job_json();
+  job["cluster"]["min_nodes"] = 8;
+  const PolicyResult p = run_one("1000,3,down,x\n3000,3,up,\n", PolicyKind::kRecycle, job);
+  CHECK(p.samples == doctest::Approx(610 * 16));
+  CHECK(p.fallbacks == 1);
+  CHECK(lost(p, LostCause::kRepairWait) == doctest::Approx(2'045));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  job["cluster"]["min_nodes"] = 9;
+  CHECK_THROWS_WITH(recycle::profiles::job_from_json(job, "job.json"),
+                    doctest::Contains("min_nodes: 9 nodes is more than the cluster's 8"));
+}

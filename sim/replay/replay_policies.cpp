@@ -538,7 +538,11 @@ class AdaptivePolicy final : public Policy {
     }
     if (chosen.regrows) ctx.clock.checkpoint_now();
     const bool restarts = from_checkpoint || chosen.rolls_back || chosen.regrows;
-    ctx.clock.stall(chosen.stall, restarts ? LostCause::kRestart : LostCause::kReconfiguration);
+    // A restart after a failure is `restart`; a re-grow, as elastic's, and a change in place are
+    // `reconfiguration`.
+    ctx.clock.stall(chosen.stall, from_checkpoint || chosen.rolls_back
+                                      ? LostCause::kRestart
+                                      : LostCause::kReconfiguration);
     ctx.clock.run(chosen.period, t0);
     if (restarts) {
       restart_until_ =

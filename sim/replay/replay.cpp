@@ -184,11 +184,13 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
     const ReconfigurationCost bamboo = bamboo_reconfiguration(job);
     result.charges = {
         fmt::format(
-            "detection {}, restart {} (job_restart_s + load_s){}{}{}",
+            "detection {}, restart {} (job_restart_s + load_s){}{}{}{}",
             second(r.detection.delay_s()), second(r.restart.job_restart_s + r.checkpoint.load_s),
             r.restart.rollback ? "" : ", keeping what the survivors hold (no rollback)",
             r.restart.merge_simultaneous ? "" : ", failures at one instant taken one by one",
-            r.restart.join_at_next_failure ? ", nodes join at the next failure" : ""),
+            r.restart.join_at_next_failure ? ", nodes join at the next failure" : "",
+            r.cluster.min_nodes > 0 ? fmt::format(", a stop below {} nodes", r.cluster.min_nodes)
+                                    : std::string()),
         fmt::format("a checkpoint every {} of training taking {} ({}){}",
                     fmt::format("{:.6g} s", interval.seconds), second(r.checkpoint.write_s),
                     interval.source,

@@ -233,3 +233,10 @@ cli_test("replay --match-spares needs the recycle policy" 2
 cli_test("replay --match-spares answers how many spares checkpoint-restart needs" 0
   "## spares: .*checkpoint-restart.* ## GPU-hours per 1,000 samples: recycle [0-9.]+, checkpoint-restart with [0-9]+ spare nodes? more [0-9.]+ ## $"
   replay --job ${DATA}/replay_job.json --trace ${DATA}/replay_trace.csv --match-spares)
+# The knobs from other simulators are checked like every field: a wrong value names it.
+cli_shell_test("replay: restart.join names its choices" 2
+  "^error: .*hio_rj[.]json: restart[.]join: expected \"now\" or \"next_failure\", got \"later\" ## $"
+  "sed 's/\"node_join_s\": 60,/\"node_join_s\": 60, \"join\": \"later\",/' ${DATA}/replay_job.json > ${OUT}/hio_rj.json && ${P} replay --job ${OUT}/hio_rj.json --trace ${DATA}/replay_trace.csv 2>&1")
+cli_shell_test("replay: checkpoint.interval_s is seconds or auto" 2
+  "^error: .*hio_ra[.]json: checkpoint[.]interval_s: expected seconds or \"auto\", got \"often\" ## $"
+  "sed 's/\"interval_s\": 600/\"interval_s\": \"often\"/' ${DATA}/replay_job.json > ${OUT}/hio_ra.json && ${P} replay --job ${OUT}/hio_ra.json --trace ${DATA}/replay_trace.csv 2>&1")

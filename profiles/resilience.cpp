@@ -112,7 +112,21 @@ Resilience resilience_from_json(const JsonView& root, const ParallelConfig& para
     block->only_keys({"job_restart_s", "node_join_s", "reconfigure_s", "oobleck_reconfigure_s",
                       "bamboo_reconfigure_s", "merge_simultaneous", "rollback", "join"});
     RestartBlock& k = r.restart;
-    k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
+    const auto restart = block->find("job_restart_s");
+    if (restart && restart->raw().is_object()) {
+      if (restart->raw().empty()) restart->fail("expected seconds or a table {\"nodes\": seconds}");
+      for (const auto& [key, value] : restart->raw().items()) {
+        const JsonView entry(value, restart->source(), restart->path() + "." + key);
+        const std::int64_t n = parse_int(key, entry.where());
+        if (n < 1 || n > kMaxNodes)
+          entry.fail("expected a node count from 1 to 16777216 as the key");
+        const double s = entry.as_nonnegative();
+        if (s > kMaxSeconds) entry.fail("expected at most 1e9 seconds, got " + value.dump());
+        k.job_restart_by_nodes[n] = s;
+      }
+    } else {
+      k.job_restart_s = seconds(*block, "job_restart_s", k.job_restart_s, false);
+    }
     k.node_join_s = seconds(*block, "node_join_s", k.node_join_s, false);
     for (auto [key, field] : {std::pair{"reconfigure_s", &k.reconfigure_s},
                               std::pair{"oobleck_reconfigure_s", &k.oobleck_reconfigure_s},

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 
 #include "core/units.hpp"
@@ -54,7 +55,11 @@ struct CheckpointBlock {
 
 struct RestartBlock {
   Seconds job_restart_s = 600;  ///< scheduler, container and communicator start-up of the job
-  Seconds node_join_s = 60;     ///< a repaired or spare node's start-up before it can join
+  /// `"job_restart_s": {"N": seconds, ...}`: the restart by the live nodes it restarts on (the
+  /// largest N at most theirs, the smallest below it), as Varuna's simulator sets its restart per
+  /// node count; empty: job_restart_s for every configuration.
+  std::map<std::int64_t, Seconds> job_restart_by_nodes;
+  Seconds node_join_s = 60;  ///< a repaired or spare node's start-up before it can join
   /// An in-place reconfiguration's fixed cost for both Oobleck and Bamboo, when given; each
   /// policy's own key wins over it, and without either the replay takes the published setting for
   /// the model's size (sim/replay/reconfiguration.hpp).

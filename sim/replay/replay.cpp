@@ -33,6 +33,9 @@ ResilienceCosts costs_of(const profiles::Job& job, const traces::Trace& trace, N
   ResilienceCosts c;
   c.detection = to_nanos(r.detection.delay_s());
   c.restart = to_nanos(r.restart.job_restart_s + r.checkpoint.load_s);
+  for (const auto& [nodes, seconds] : r.restart.job_restart_by_nodes) {
+    c.restart_by_nodes[nodes] = to_nanos(seconds + r.checkpoint.load_s);
+  }
   c.write = to_nanos(r.checkpoint.write_s);
   c.oobleck_reconfigure = to_nanos(oobleck_reconfiguration(job).seconds);
   c.bamboo_reconfigure = to_nanos(bamboo_reconfiguration(job).seconds);
@@ -184,8 +187,13 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
     const ReconfigurationCost bamboo = bamboo_reconfiguration(job);
     result.charges = {
         fmt::format(
-            "detection {}, restart {} (job_restart_s + load_s){}{}{}{}",
-            second(r.detection.delay_s()), second(r.restart.job_restart_s + r.checkpoint.load_s),
+            "detection {}, restart {}{}{}{}{}", second(r.detection.delay_s()),
+            r.restart.job_restart_by_nodes.empty()
+                ? second(r.restart.job_restart_s + r.checkpoint.load_s) +
+                      " (job_restart_s + load_s)"
+                : fmt::format("by the live nodes (the job file's job_restart_s table of {} rows, "
+                              "+ load_s)",
+                              r.restart.job_restart_by_nodes.size()),
             r.restart.rollback ? "" : ", keeping what the survivors hold (no rollback)",
             r.restart.merge_simultaneous ? "" : ", failures at one instant taken one by one",
             r.restart.join_at_next_failure ? ", nodes join at the next failure" : "",

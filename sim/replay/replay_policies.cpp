@@ -10,6 +10,13 @@
 
 namespace recycle::sim {
 
+Nanos PolicyContext::restart() const {
+  if (costs.restart_by_nodes.empty()) return costs.restart;
+  auto it = costs.restart_by_nodes.upper_bound(slots.live_nodes());
+  if (it != costs.restart_by_nodes.begin()) --it;
+  return it->second;
+}
+
 namespace {
 
 using planner::WorkerId;
@@ -126,9 +133,9 @@ class InPlacePolicy : public Policy {
   /// In fallback: restart from the checkpoint if the configuration can run, else wait.
   void resume_from_checkpoint(PolicyContext& ctx) {
     if (const auto p = period(ctx)) {
-      ctx.clock.stall(ctx.costs.restart, LostCause::kRestart);
+      ctx.clock.stall(ctx.restart(), LostCause::kRestart);
       ctx.clock.run(*p, reference(ctx));
-      restart_until_ = ctx.clock.now() + ctx.costs.detection + ctx.costs.restart;
+      restart_until_ = ctx.clock.now() + ctx.costs.detection + ctx.restart();
       fallback_ = false;
     } else {
       ctx.clock.wait(LostCause::kRepairWait);
@@ -218,7 +225,7 @@ class BambooPolicy final : public Policy {
     if (!ctx.clock.running() || ctx.clock.now() < restart_until_) {
       ctx.clock.cancel_stalls();
       ctx.slots.regroup();
-      restart(ctx, ctx.costs.restart);
+      restart(ctx, ctx.restart());
       return;
     }
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
@@ -238,7 +245,7 @@ class BambooPolicy final : public Policy {
   void node_joined(PolicyContext& ctx) override {
     if (!ctx.clock.running()) {
       ctx.slots.regroup();
-      restart(ctx, ctx.costs.restart);
+      restart(ctx, ctx.restart());
       return;
     }
     if (ctx.clock.now() >= restart_until_) maybe_reconfigure(ctx);
@@ -284,7 +291,7 @@ class BambooPolicy final : public Policy {
     ++ctx.fallbacks;
     ctx.clock.roll_back();
     ctx.slots.regroup();
-    restart(ctx, ctx.costs.restart);
+    restart(ctx, ctx.restart());
   }
   void restart(PolicyContext& ctx, Nanos cost) {
     const auto p = ctx.slots.complete_pipelines() > 0 ? period(ctx) : std::nullopt;
@@ -330,8 +337,8 @@ class RestartPolicy final : public Policy {
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.roll_back();
     regroup(ctx);
-    restart(ctx, LostCause::kRestart, ctx.costs.restart);
-    restart_until_ = now + ctx.costs.detection + ctx.costs.restart;
+    restart(ctx, LostCause::kRestart, ctx.restart());
+    restart_until_ = now + ctx.costs.detection + ctx.restart();
   }
   void node_joined(PolicyContext& ctx) override {
     regroup(ctx);
@@ -339,12 +346,12 @@ class RestartPolicy final : public Policy {
     if (ctx.clock.running() && !ctx.clock.stalled()) {
       // Re-grow: checkpoint (nothing is lost) and restart with the pipeline back.
       ctx.clock.checkpoint_now();
-      restart(ctx, LostCause::kReconfiguration, ctx.costs.write + ctx.costs.restart);
+      restart(ctx, LostCause::kReconfiguration, ctx.costs.write + ctx.restart());
     } else {
       const Nanos now = ctx.clock.now();
-      if (!ctx.clock.running() || now < restart_until_) restart_until_ = now + ctx.costs.restart;
+      if (!ctx.clock.running() || now < restart_until_) restart_until_ = now + ctx.restart();
       ctx.clock.cancel_stalls();
-      restart(ctx, LostCause::kRestart, ctx.costs.restart);
+      restart(ctx, LostCause::kRestart, ctx.restart());
     }
   }
 
@@ -412,7 +419,7 @@ class AdaptivePolicy final : public Policy {
       // Lost while waiting or restarting from the checkpoint: nothing trained since to keep.
       ctx.clock.cancel_stalls();
       ctx.slots.fill_from_spares(recycle_choice(ctx));
-      decide(ctx, {}, {}, ctx.costs.restart);
+      decide(ctx, {}, {}, ctx.restart());
       return;
     }
     oobleck_.failed(ctx, static_cast<std::int64_t>(lost.size()));
@@ -426,7 +433,7 @@ class AdaptivePolicy final : public Policy {
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
     if (filled.empty()) return;
     if (waiting_) {
-      decide(ctx, {}, {}, ctx.costs.restart);
+      decide(ctx, {}, {}, ctx.restart());
       return;
     }
     decide(ctx, filled, {}, std::nullopt);
@@ -467,7 +474,7 @@ class AdaptivePolicy final : public Policy {
   void decide(PolicyContext& ctx, const std::vector<std::int64_t>& filled,
               const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint) {
     const Nanos t0 = ctx.rates.fault_free();
-    const Nanos regrow = ctx.costs.write + ctx.costs.restart;
+    const Nanos regrow = ctx.costs.write + ctx.restart();
     const bool dropped = mode_ == Mode::kDropped;
     const Nanos copied = std::max(copy_time(ctx, filled), copy_time(ctx, lost));
     const std::vector<WorkerId> failed = ctx.slots.failed_workers();
@@ -486,7 +493,7 @@ class AdaptivePolicy final : public Policy {
     if (failed.empty()) {
       // Every hole filled: the job's own configuration, in place or from the checkpoint.
       options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
-      if (!from_checkpoint) options.push_back({kRestart, t0, ctx.costs.restart, true, false});
+      if (!from_checkpoint) options.push_back({kRestart, t0, ctx.restart(), true, false});
     } else if (state_lives && ctx.rates.recycle_unfit().empty()) {
       if (const auto p = ctx.rates.recycle(failed, ctx.slots.live_nodes())) {
         options.push_back({kReroute, *p, in_place, false, dropped});
@@ -501,7 +508,7 @@ class AdaptivePolicy final : public Policy {
     }
     if (const std::int32_t whole = ctx.slots.complete_pipelines(); whole > 0 && !failed.empty()) {
       if (const auto p = ctx.rates.pipelines(whole)) {
-        options.push_back({kDrop, *p, dropped ? regrow : ctx.costs.restart, !dropped, dropped});
+        options.push_back({kDrop, *p, dropped ? regrow : ctx.restart(), !dropped, dropped});
       }
     }
     if (from_checkpoint) {
@@ -524,7 +531,7 @@ class AdaptivePolicy final : public Policy {
         // whatever the live nodes can run (or wait).
         ++ctx.fallbacks;
         ctx.clock.roll_back();
-        decide(ctx, {}, lost, ctx.costs.restart);
+        decide(ctx, {}, lost, ctx.restart());
         return;
       }
       ctx.clock.wait(LostCause::kRepairWait);
@@ -598,7 +605,7 @@ class MinNodesGate final : public Policy {
     }
     if (!enough(ctx)) return;
     stopped_ = false;
-    ctx.clock.stall(ctx.costs.restart, LostCause::kRestart);
+    ctx.clock.stall(ctx.restart(), LostCause::kRestart);
     inner_->start(ctx);
   }
   [[nodiscard]] std::vector<std::pair<std::string, std::int64_t>> actions() const override {

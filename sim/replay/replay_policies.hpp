@@ -4,6 +4,7 @@
 // does next: stall for a cause, run at the iteration time of its new configuration, or wait.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -38,8 +39,11 @@ enum class PolicyKind : std::uint8_t {
 
 /// The fixed costs of the job's resilience blocks, in simulated time.
 struct ResilienceCosts {
-  Nanos detection = 0;            ///< heartbeat period x missed beats
-  Nanos restart = 0;              ///< job restart + checkpoint load
+  Nanos detection = 0;  ///< heartbeat period x missed beats
+  Nanos restart = 0;    ///< job restart + checkpoint load
+  /// By the live nodes the job restarts on, where the job file gives a table: the entry of the
+  /// largest count at most theirs (the smallest's below it), checkpoint load included.
+  std::map<std::int64_t, Nanos> restart_by_nodes;
   Nanos write = 0;                ///< one checkpoint write
   Nanos oobleck_reconfigure = 0;  ///< Oobleck's re-instantiation (sim/replay/reconfiguration.hpp)
   Nanos bamboo_reconfigure = 0;   ///< Bamboo's reconfiguration
@@ -55,6 +59,9 @@ struct PolicyContext {
   ReplayRates& rates;
   ResilienceCosts costs;
   std::int64_t fallbacks = 0;  ///< restarts from a checkpoint the policy had to make
+
+  /// What a restart costs now, on the live nodes the job has.
+  [[nodiscard]] Nanos restart() const;
 };
 
 class Policy {

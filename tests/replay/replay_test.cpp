@@ -683,3 +683,19 @@ TEST_CASE("replay: below its minimum of nodes the job stops until enough are bac
   CHECK_THROWS_WITH(recycle::profiles::job_from_json(job, "job.json"),
                     doctest::Contains("min_nodes: 9 nodes is more than the cluster's 8"));
 }
+
+TEST_CASE("replay: a restart that costs by the live nodes (Varuna's table), by hand") {
+  // Elastic with job_restart_s {"4": 100, "8": 600}: after node 3's failure it restarts on one
+  // pipeline, 4 nodes: 100 + 300 s (load) to 1,415 s instead of 1,915 s; it trains to 3,060 s
+  // with writes at 2,015 and 2,675 s: 1,525 s at 15 s = 101.667 iterations; the re-grow on 8
+  // nodes then costs 60 + 600 + 300 s, as in the elastic case above, and 544 iterations follow.
+  auto job = job_json();
+  job["restart"]["job_restart_s"] = {{"4", 100}, {"8", 600}};
+  const PolicyResult p = run_one("1000,3,down,x\n3000,3,up,\n", PolicyKind::kElastic, job);
+  CHECK(p.samples == doctest::Approx((60 + 1525.0 / 15 + 544) * 16));
+  CHECK(lost(p, LostCause::kRestart) == doctest::Approx(400));
+  CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(960));
+  job["restart"]["job_restart_s"] = {{"0", 100}};
+  CHECK_THROWS_WITH(recycle::profiles::job_from_json(job, "job.json"),
+                    doctest::Contains("expected a node count from 1 to 16777216 as the key"));
+}

@@ -10,6 +10,10 @@
 
 namespace recycle::sim {
 
+LiveNodes PolicyContext::live() const {
+  return {slots.live_nodes(), slots.live_nodes() + slots.spares()};
+}
+
 Nanos PolicyContext::restart() const {
   if (costs.restart_by_nodes.empty()) return costs.restart;
   auto it = costs.restart_by_nodes.upper_bound(slots.live_nodes());
@@ -48,8 +52,8 @@ JobSlots::SlotChoice recycle_choice(PolicyContext& ctx) {
       const std::vector<WorkerId> failed = ctx.slots.failed_workers_but(slot);
       const auto bound = ctx.rates.recycle_bound(failed);
       if (!bound || (best && std::max(*bound, t0) >= *best)) continue;
-      const Nanos charged =
-          std::max(*ctx.rates.recycle_estimate(failed, ctx.slots.live_nodes() + 1), t0);
+      const Nanos charged = std::max(
+          *ctx.rates.recycle_estimate(failed, {ctx.live().job + 1, ctx.live().cluster}), t0);
       if (!best || charged < *best) {
         best = charged;
         chosen = slot;
@@ -149,7 +153,7 @@ class InPlacePolicy : public Policy {
 class RecyclePolicy final : public InPlacePolicy {
  protected:
   std::optional<Nanos> period(PolicyContext& ctx) override {
-    return ctx.rates.recycle(ctx.slots.failed_workers(), ctx.slots.live_nodes());
+    return ctx.rates.recycle(ctx.slots.failed_workers(), ctx.live());
   }
   JobSlots::SlotChoice choice(PolicyContext& ctx) override { return recycle_choice(ctx); }
 };
@@ -190,7 +194,7 @@ class OobleckPolicy final : public InPlacePolicy {
       state_.reset();  // the restart from the checkpoint starts afresh
       return std::nullopt;
     }
-    return ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes());
+    return ctx.rates.oobleck(ctx.slots.live_workers(), ctx.live());
   }
   Nanos fixed_cost(PolicyContext& ctx) override { return ctx.costs.oobleck_reconfigure; }
   Nanos failure_copy(PolicyContext& ctx, const std::vector<std::int64_t>& lost) override {
@@ -261,7 +265,7 @@ class BambooPolicy final : public Policy {
       const WorkerId next{w.dp, (w.stage + 1) % pp};
       if (std::binary_search(failed.begin(), failed.end(), next)) return std::nullopt;
     }
-    return ctx.rates.bamboo(failed, ctx.slots.live_nodes(), ctx.slots.active_pipelines());
+    return ctx.rates.bamboo(failed, ctx.live(), ctx.slots.active_pipelines());
   }
   void maybe_reconfigure(PolicyContext& ctx) {
     const std::int64_t covering = static_cast<std::int64_t>(ctx.slots.failed_workers().size());
@@ -495,12 +499,12 @@ class AdaptivePolicy final : public Policy {
       options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
       if (!from_checkpoint) options.push_back({kRestart, t0, ctx.restart(), true, false});
     } else if (state_lives && ctx.rates.recycle_unfit().empty()) {
-      if (const auto p = ctx.rates.recycle(failed, ctx.slots.live_nodes())) {
+      if (const auto p = ctx.rates.recycle(failed, ctx.live())) {
         options.push_back({kReroute, *p, in_place, false, dropped});
       }
     }
     if (state_lives && !failed.empty()) {
-      if (const auto p = ctx.rates.oobleck(ctx.slots.live_workers(), ctx.slots.live_nodes())) {
+      if (const auto p = ctx.rates.oobleck(ctx.slots.live_workers(), ctx.live())) {
         options.push_back({kReinstantiate, *p,
                            dropped ? regrow : ctx.costs.oobleck_reconfigure + copied, false,
                            dropped});

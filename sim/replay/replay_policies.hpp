@@ -62,6 +62,8 @@ struct PolicyContext {
 
   /// What a restart costs now, on the live nodes the job has.
   [[nodiscard]] Nanos restart() const;
+  /// The job's live nodes and the cluster's (spares included), as step tables key them.
+  [[nodiscard]] LiveNodes live() const;
 };
 
 class Policy {

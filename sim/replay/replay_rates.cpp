@@ -117,6 +117,16 @@ std::optional<Nanos> ReplayRates::pipelines(std::int32_t live) {
   return period;
 }
 
+std::optional<StepRow> ReplayRates::table_cluster(std::int64_t live_nodes) {
+  if (table_ == nullptr) return std::nullopt;
+  const auto row = table_->cluster_nodes(live_nodes);
+  if (row && cluster_rows_used_.insert(live_nodes).second) {
+    ++from_table_;
+    ++configurations_;
+  }
+  return row;
+}
+
 std::optional<StepRow> ReplayRates::table_pipelines(std::int64_t live) {
   if (table_ == nullptr) return std::nullopt;
   const auto row = table_->pipelines(live, model_.layout.pp);
@@ -152,10 +162,12 @@ std::string ReplayRates::failure_key(const std::vector<WorkerId>& failed) const 
 }
 
 std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
-                                          std::int64_t live_nodes) {
+                                          const LiveNodes& live) {
   if (failed.empty()) return fault_free();
   const Layout& layout = model_.layout;
   if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
+  if (const auto row = table_cluster(live.cluster)) return row->period;
+  const std::int64_t live_nodes = live.job;
   RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
   const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
@@ -176,14 +188,18 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
 }
 
 std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& failed,
-                                                   std::int64_t live_nodes) {
+                                                   const LiveNodes& live) {
   if (failed.empty()) return fault_free();
   const Layout& l = model_.layout;
   if (planner::dead_stage(failed, l) >= 0) return std::nullopt;
+  if (table_ != nullptr) {
+    if (const auto row = table_->cluster_nodes(live.cluster)) return row->period;
+  }
+  const std::int64_t live_nodes = live.job;
   // Past the order search's range a plan is its list schedules alone: the full plan costs no
   // more, and is kept for when the replay runs the set.
   const std::int64_t actions = std::int64_t{3} * l.dp * l.pp * l.microbatches;
-  if (actions > planner::kSearchActions) return recycle(failed, live_nodes);
+  if (actions > planner::kSearchActions) return recycle(failed, live);
   const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
   if (const auto it = recycle_estimates_.find(key); it != recycle_estimates_.end()) {
@@ -279,8 +295,10 @@ std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int3
   return period;
 }
 
-std::optional<Nanos> ReplayRates::oobleck(std::int64_t live_workers, std::int64_t live_nodes) {
+std::optional<Nanos> ReplayRates::oobleck(std::int64_t live_workers, const LiveNodes& live) {
   if (live_workers >= model_.layout.workers()) return fault_free();
+  if (const auto row = table_cluster(live.cluster)) return row->period;
+  const std::int64_t live_nodes = live.job;
   if (const auto it = oobleck_.find(live_workers); it != oobleck_.end()) return it->second;
   std::optional<Nanos> best;
   if (const auto row = table_nodes(live_nodes)) {
@@ -453,11 +471,12 @@ std::optional<Nanos> ReplayRates::bamboo_pipelines(std::int32_t pipelines) {
   return period;
 }
 
-std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed,
-                                         std::int64_t live_nodes, std::int32_t pipelines) {
+std::optional<Nanos> ReplayRates::bamboo(const std::vector<WorkerId>& failed, const LiveNodes& live,
+                                         std::int32_t pipelines) {
   std::optional<Nanos> slowest = bamboo_pipelines(pipelines);
   if (failed.empty() || !slowest) return slowest;
-  if (const auto row = table_nodes(live_nodes)) return row->period;
+  if (const auto row = table_cluster(live.cluster)) return row->period;
+  if (const auto row = table_nodes(live.job)) return row->period;
   for (std::size_t i = 0; i < failed.size();) {
     std::vector<std::int32_t> stages;
     std::size_t j = i;

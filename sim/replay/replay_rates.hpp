@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -51,6 +52,13 @@ struct AdaptiveOutrun {
   Nanos fault_free = 0;  ///< the job's
 };
 
+/// The live nodes a configuration has: the job's (its filled slots) and the cluster's (spares
+/// included); a step table may key rows by either (sim/replay/step_table.hpp).
+struct LiveNodes {
+  std::int64_t job = 0;
+  std::int64_t cluster = 0;
+};
+
 class ReplayRates {
  public:
   /// `table` may be null; it must outlive the rates.
@@ -67,12 +75,12 @@ class ReplayRates {
   /// The plan's iteration time on the job's scale, which may be below fault_free(): the replay's
   /// clock charges no configuration less than the fault-free time (replay_clock.hpp).
   [[nodiscard]] std::optional<Nanos> recycle(const std::vector<planner::WorkerId>& failed,
-                                             std::int64_t live_nodes);
+                                             const LiveNodes& live);
   /// recycle(failed) where it is known, else the plan without the order search (the best of the
   /// planner's list schedules: never faster than recycle()): what ranks the slots a spare may
   /// fill without the cost of a full plan for each.
   [[nodiscard]] std::optional<Nanos> recycle_estimate(const std::vector<planner::WorkerId>& failed,
-                                                      std::int64_t live_nodes);
+                                                      const LiveNodes& live);
   /// A lower bound on recycle(failed), found without planning (planner::recycle_period_bound, on
   /// the job's scale; 0 with a step table): what spares the plans of failure sets that cannot win.
   /// nullopt when some stage has no live replica.
@@ -82,7 +90,7 @@ class ReplayRates {
   /// would speed up every policy.
   [[nodiscard]] const std::optional<AdaptiveOutrun>& outrun() const noexcept { return outrun_; }
   /// Oobleck with `live_workers` workers; nullopt when they cannot hold one pipeline.
-  [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, std::int64_t live_nodes);
+  [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, const LiveNodes& live);
   /// Why the recycle policy cannot run this job, empty when it can: the ReCycle planner
   /// re-routes the one chunk a worker holds, so a job of several chunks a worker (interleaved,
   /// zb-v, dualpipe-v) is reported as such, not replayed.
@@ -97,7 +105,7 @@ class ReplayRates {
   /// Bamboo on `pipelines` pipelines with `failed` workers (sorted) among them, none two
   /// consecutive stages of one pipeline; nullopt when a worker cannot hold the stage it takes over.
   [[nodiscard]] std::optional<Nanos> bamboo(const std::vector<planner::WorkerId>& failed,
-                                            std::int64_t live_nodes, std::int32_t pipelines);
+                                            const LiveNodes& live, std::int32_t pipelines);
   /// Copying a worker of `stage`'s parameters, gradients and optimizer state from a live peer
   /// over the network (0 on a free network).
   [[nodiscard]] Nanos state_copy(std::int32_t stage) const;
@@ -128,6 +136,9 @@ class ReplayRates {
   [[nodiscard]] planner::CostModel bamboo_model(const std::vector<std::int32_t>& failed) const;
   /// The step table's rows (nullopt: none for the configuration), counted as from the table.
   [[nodiscard]] std::optional<StepRow> table_nodes(std::int64_t live_nodes);
+  /// The `cluster:N` row, looked up before any cache (it depends on the spares, which the caches'
+  /// keys do not hold); each row counted once.
+  [[nodiscard]] std::optional<StepRow> table_cluster(std::int64_t live_nodes);
   [[nodiscard]] std::optional<StepRow> table_pipelines(std::int64_t live);
   /// "job.json: zb-v runs 2 chunks a worker placed in a V".
   [[nodiscard]] std::string chunks_text() const;
@@ -146,6 +157,7 @@ class ReplayRates {
   std::optional<AdaptiveOutrun> outrun_;
   std::map<std::string, std::optional<Nanos>> recycle_bounds_;
   std::map<std::string, std::optional<Nanos>> recycle_estimates_;
+  std::set<std::int64_t> cluster_rows_used_;
   std::map<std::int32_t, std::optional<Nanos>> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;
   std::map<std::pair<std::vector<std::int32_t>, std::int32_t>, std::optional<Nanos>>

@@ -17,7 +17,7 @@ std::string pipelines_key(std::int64_t p, std::int64_t s) {
   return std::to_string(p) + "x" + std::to_string(s);
 }
 
-/// "16x8" or "30", normalized (no leading zeros, no blanks); InputError otherwise.
+/// "16x8", "30" or "cluster:30", normalized (no leading zeros, no blanks); InputError otherwise.
 std::string normalize(std::string_view key, const std::string& where) {
   const auto count = [&](std::string_view text) {
     const std::int64_t n = parse_int(trim(text), where);
@@ -27,6 +27,10 @@ std::string normalize(std::string_view key, const std::string& where) {
     }
     return n;
   };
+  constexpr std::string_view kCluster = "cluster:";
+  if (trim(key).substr(0, kCluster.size()) == kCluster) {
+    return "cluster:" + std::to_string(count(trim(key).substr(kCluster.size())));
+  }
   const auto x = key.find('x');
   if (x == std::string_view::npos) return std::to_string(count(key));
   return pipelines_key(count(key.substr(0, x)), count(key.substr(x + 1)));
@@ -47,6 +51,10 @@ std::optional<StepRow> StepTable::pipelines(std::int64_t live_pipelines,
 
 std::optional<StepRow> StepTable::nodes(std::int64_t live_nodes) const {
   return find(std::to_string(live_nodes));
+}
+
+std::optional<StepRow> StepTable::cluster_nodes(std::int64_t live_nodes) const {
+  return find("cluster:" + std::to_string(live_nodes));
 }
 
 StepTable StepTable::parse(const std::string& text, const std::string& source) {

@@ -6,7 +6,9 @@
 // configurations (docs/policies.md):
 //   - `PxS`: P live pipelines of S stages each (the fault-free job, elastic's shrunk jobs);
 //   - `N`:   N live nodes of the job (ReCycle's, Oobleck's and Bamboo's degraded configurations,
-//            whatever the failure set).
+//            whatever the failure set);
+//   - `cluster:N`: N live nodes of the cluster, spares included, for the same configurations (as
+//            Oobleck's artifact keys its table by every node that is up); it wins over `N`.
 // A configuration without a row keeps its simulated time.
 #pragma once
 
@@ -31,9 +33,12 @@ class StepTable {
   [[nodiscard]] std::optional<StepRow> pipelines(std::int64_t live_pipelines,
                                                  std::int64_t stages) const;
   [[nodiscard]] std::optional<StepRow> nodes(std::int64_t live_nodes) const;
+  /// The `cluster:N` row for N live nodes of the cluster, spares included.
+  [[nodiscard]] std::optional<StepRow> cluster_nodes(std::int64_t live_nodes) const;
   [[nodiscard]] bool empty() const noexcept { return by_key_.empty(); }
   [[nodiscard]] std::size_t size() const noexcept { return by_key_.size(); }
-  /// Every row: normalized key ("PxS" or "N") and iteration time (none: does not fit).
+  /// Every row: normalized key ("PxS", "N" or "cluster:N") and iteration time (none: does not
+  /// fit).
   [[nodiscard]] const std::map<std::string, StepRow>& rows() const noexcept { return by_key_; }
 
   /// InputError naming `source:line` for a bad header, key or time (not `none` nor a number > 0

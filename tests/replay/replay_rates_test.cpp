@@ -56,7 +56,7 @@ TEST_CASE("replay rates: a ReCycle plan that outruns the job's schedule is repor
   // before charged the plan's slowdown against ReCycle's own fault-free plan, which also splits the
   // backward and staggers the optimizer: 32 / 27 x 33 us = 39.1 us.)
   recycle::sim::ReplayRates rates(unit_job(4, 8, 8), nullptr);
-  const auto plan = rates.recycle({WorkerId{2, 1}}, 31);
+  const auto plan = rates.recycle({WorkerId{2, 1}}, {31, 31});
   REQUIRE(plan.has_value());
   CHECK(*plan < 33 * kUnit);
   CHECK(*plan >= 30 * kUnit);  // the busiest peer's own work
@@ -71,12 +71,12 @@ TEST_CASE("replay rates: a ReCycle plan slower than the job's schedule is charge
   // micro-batches, 48 us of work at least, against 1F1B's 33 us. On a free network the
   // baseline's fast estimate is its iteration, so the rate is the plan's own period.
   recycle::sim::ReplayRates rates(unit_job(4, 2, 8), nullptr);
-  const auto plan = rates.recycle({WorkerId{1, 2}}, 7);
+  const auto plan = rates.recycle({WorkerId{1, 2}}, {7, 7});
   REQUIRE(plan.has_value());
   CHECK(*plan >= 48 * kUnit);
   CHECK_FALSE(rates.outrun().has_value());
   // A stage with no live worker has no plan.
-  CHECK_FALSE(rates.recycle({WorkerId{0, 2}, WorkerId{1, 2}}, 6).has_value());
+  CHECK_FALSE(rates.recycle({WorkerId{0, 2}, WorkerId{1, 2}}, {6, 6}).has_value());
 }
 
 TEST_CASE("replay: a repaired node fills the hole whose return speeds ReCycle up most") {
@@ -95,8 +95,8 @@ TEST_CASE("replay: a repaired node fills the hole whose return speeds ReCycle up
   options.policies = {recycle::sim::PolicyKind::kRecycle};
   const recycle::sim::ReplayResult r = recycle::sim::replay(model, parsed.trace, options);
   recycle::sim::ReplayRates rates(model, nullptr);
-  const Nanos stage3_open = *rates.recycle({WorkerId{0, 3}}, 7);
-  const Nanos stage1_open = *rates.recycle({WorkerId{0, 1}}, 7);
+  const Nanos stage3_open = *rates.recycle({WorkerId{0, 3}}, {7, 7});
+  const Nanos stage1_open = *rates.recycle({WorkerId{0, 1}}, {7, 7});
   REQUIRE(stage3_open >= 96 * kUnit);
   REQUIRE(stage1_open < stage3_open);
   const auto& timeline = r.policies.front().timeline;
@@ -117,8 +117,25 @@ TEST_CASE("replay rates: Oobleck on 126 of make run's 128 workers splits the bat
                                                "/profiles/jobs/gpt3-175b-a100-1024.json");
   recycle::sim::ReplayRates rates(recycle::planner::job_model(job), nullptr);
   const double t0 = recycle::to_seconds(rates.fault_free());
-  const auto oobleck = rates.oobleck(126, 126);
+  const auto oobleck = rates.oobleck(126, {126, 126});
   REQUIRE(oobleck.has_value());
   CHECK(recycle::to_seconds(*oobleck) == doctest::Approx(t0 * 72 / 71).epsilon(0.002));
   CHECK(recycle::to_seconds(*oobleck) < t0 * 73 / 71);  // not 66 micro-batches on the slowest
+}
+
+TEST_CASE("replay rates: a step-table row keyed by the cluster's live nodes wins over the job's") {
+  // `cluster:9` is 9 nodes of the cluster up, spares included (as Oobleck's artifact keys its
+  // table); `8` is 8 of the job's nodes up. A configuration with both takes the cluster row,
+  // whatever the failure set; one whose cluster count has no row takes the job row.
+  const auto table = recycle::sim::StepTable::parse(
+      "config,iteration_s\ncluster: 09,0.000040\n8,0.000050\n", "steps.csv");
+  REQUIRE(table.cluster_nodes(9).has_value());
+  recycle::sim::ReplayRates rates(unit_job(4, 2, 8), &table);
+  CHECK(rates.recycle({WorkerId{1, 2}}, {8, 9}) == 40 * kUnit);
+  CHECK(rates.recycle({WorkerId{0, 1}}, {8, 9}) == 40 * kUnit);
+  CHECK(rates.oobleck(7, {8, 9}) == 40 * kUnit);
+  CHECK(rates.recycle({WorkerId{0, 3}}, {8, 8}) == 50 * kUnit);
+  // The cluster row counted once among the configurations, however often it answered; the job
+  // row once as well.
+  CHECK(rates.from_table() == 2);
 }

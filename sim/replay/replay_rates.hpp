@@ -15,7 +15,8 @@
 //                 job schedule's bubbles leaves the iteration at its fault-free time);
 //  - oobleck:     heterogeneous pipelines from Oobleck's templates (pipelines of k stages with the
 //                 layers re-split, k from the fewest whose memory fits to PP), the live workers
-//                 spread over P of them and the batch split in proportion to their speed; the
+//                 spread over P of them and the batch split as Oobleck's planner splits it
+//                 (min-max over the templates' times per micro-batch: batch_split.hpp); the
 //                 iteration is the slowest pipeline's;
 //  - bamboo:      every stage also runs its successor's forward (folded into its W, the op no other
 //                 waits for, so schedules that defer W fill bubbles with it); a failed stage's work

@@ -107,6 +107,12 @@ namespace detail {
 
 /// The schedule as the runtime runs it: lowered, checked; errors name `what`.
 planner::Schedule checked(const planner::Schedule& schedule, const std::string& what) {
+  if (schedule.weight_versions != 1 || schedule.has_lags()) {
+    throw InputError(what, std::string("the executor runs one weight version and each iteration's "
+                                       "lists in turn; this schedule (") +
+                               planner::optimizer_name(schedule) +
+                               ") runs across iterations: simulate it instead");
+  }
   planner::Schedule lowered = schedule.is_lowered() ? schedule : planner::lower(schedule);
   planner::require_valid(lowered, what);
   return lowered;

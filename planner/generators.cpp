@@ -83,6 +83,36 @@ std::vector<Action> one_f_one_b_order(const Layout& layout, std::int32_t stage) 
   return order;
 }
 
+std::vector<Action> two_bw_order(const Layout& layout, std::int32_t stage) {
+  // PipeDream-2BW (Narayanan et al., ICML '21, §3.1): 1F1B without a flush. Stage s runs each
+  // forward followed by the backward of the micro-batch d = pp - 1 - s behind it, across batches:
+  // the list of one iteration starts with the forwards of its first d micro-batches paired with
+  // the previous iteration's last d backwards (lag 1), after which that iteration's gradients are
+  // all-reduced and the stage steps; the last stage (d = 0) steps after its own last backward.
+  const std::int32_t m = layout.microbatches;
+  const std::int32_t behind = layout.pp - 1 - stage;
+  RECYCLE_ASSERT(behind <= m, "2bw needs at least pp - 1 micro-batches");
+  std::vector<Action> order;
+  order.reserve(static_cast<std::size_t>(2 * m + 2));
+  const auto step = [&](std::int32_t lag) {
+    for (const ActionType type : {ActionType::kReduceGrad, ActionType::kOptimizer}) {
+      Action a{type, stage, -1, 0};
+      a.lag = lag;
+      order.push_back(a);
+    }
+  };
+  for (std::int32_t k = 0; k < m; ++k) {
+    order.push_back(make(ActionType::kForward, stage, k));
+    const std::int32_t j = k - behind;
+    Action backward = make(ActionType::kBackward, stage, j >= 0 ? j : m + j);
+    backward.lag = j >= 0 ? 0 : 1;
+    order.push_back(backward);
+    if (j == -1) step(1);
+  }
+  if (behind == 0) step(0);
+  return order;
+}
+
 std::vector<Action> interleaved_order(const Layout& layout, std::int32_t stage) {
   // Megatron-LM's forward_backward_pipelining_with_interleaving: the k-th forward step of a worker
   // runs chunk (k mod pp*V) / pp of micro-batch (k / pp*V) * pp + k mod pp; backward steps walk
@@ -287,11 +317,16 @@ std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
 
 const std::vector<std::string>& fault_free_generator_names() {
   static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1",
-                                                 "zb-h2", "zb-v", "dualpipe-v"};
+                                                 "zb-h2", "zb-v", "dualpipe-v",  "2bw"};
   return names;
 }
 
-Schedule generate_fault_free(std::string_view name, const GeneratorOptions& options) {
+std::string_view canonical_schedule_name(std::string_view name) noexcept {
+  return name == "pipedream-flush" ? std::string_view("1f1b") : name;
+}
+
+Schedule generate_fault_free(std::string_view given, const GeneratorOptions& options) {
+  const std::string_view name = canonical_schedule_name(given);
   const Layout& layout = options.layout;
   require_layout(layout);
   if (layout.placement != Placement::kLoop && !is_v_shaped(name)) {
@@ -331,6 +366,16 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
                                                std::to_string(layout.microbatches));
       }
       stage_orders.push_back(interleaved_order(layout, s));
+    } else if (name == "2bw") {
+      require_single_chunk(layout, name);
+      if (layout.microbatches < layout.pp - 1) {
+        throw InputError("--microbatches",
+                         "2bw needs at least --pp - 1 (" + std::to_string(layout.pp - 1) +
+                             ") micro-batches, so that a stage's backwards trail its forwards by "
+                             "at most one batch and two weight versions suffice; got " +
+                             std::to_string(layout.microbatches));
+      }
+      stage_orders.push_back(two_bw_order(layout, s));
     } else if (name == "zb-h1") {
       require_single_chunk(layout, name);
       stage_orders.push_back(zb_h1_order(layout, s));
@@ -356,7 +401,8 @@ Schedule generate_fault_free(std::string_view name, const GeneratorOptions& opti
   Schedule schedule;
   schedule.generator = std::string(name);
   schedule.layout = layout;
-  schedule.staggered_optimizer = options.staggered_optimizer;
+  schedule.staggered_optimizer = options.staggered_optimizer || name == "2bw";
+  schedule.weight_versions = name == "2bw" ? 2 : 1;
   schedule.workers.reserve(static_cast<std::size_t>(layout.workers()));
   for (std::int32_t d = 0; d < layout.dp; ++d) {
     for (std::int32_t s = 0; s < layout.pp; ++s) {

@@ -18,6 +18,10 @@
 //               F = I = W
 //  dualpipe-v   DeepSeek-V3's DualPipe on one V (torch's ScheduleDualPipeV): two chunks in a V,
 //               forward of one chunk paired with a full backward of the other; M >= 2pp
+//  2bw          PipeDream-2BW (Narayanan et al., ICML '21): 1F1B without a flush, two weight
+//               versions; a stage's last backwards of one batch run in the next iteration's list
+//               (Action::lag), its step right after them; M >= pp - 1. `pipedream-flush` is the
+//               paper's name for 1f1b.
 #pragma once
 
 #include <cstdint>
@@ -52,7 +56,11 @@ struct GeneratorOptions {
 [[nodiscard]] std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
                                                  std::int32_t microbatches);
 
-/// The names accepted by generate_fault_free, in the order `--help` lists them.
+/// `name` with the papers' aliases resolved: pipedream-flush is 1f1b (PipeDream-2BW's name for
+/// it).
+[[nodiscard]] std::string_view canonical_schedule_name(std::string_view name) noexcept;
+
+/// The names accepted by generate_fault_free, in the order `--help` lists them (aliases aside).
 [[nodiscard]] const std::vector<std::string>& fault_free_generator_names();
 
 /// A compute-only schedule (F, I, W, B) for every worker of the layout. Throws InputError naming
@@ -67,6 +75,7 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> zb_h1_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> zb_v_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> dualpipe_v_order(const Layout& layout, std::int32_t stage);
+[[nodiscard]] std::vector<Action> two_bw_order(const Layout& layout, std::int32_t stage);
 /// All stages at once: the order depends on the costs, the network and the optimizer mode.
 /// `memory_limit` in micro-batches, per stage.
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,

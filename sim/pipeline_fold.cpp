@@ -19,13 +19,15 @@ Schedule without_workers(const Schedule& schedule) {
   out.generator = schedule.generator;
   out.layout = schedule.layout;
   out.staggered_optimizer = schedule.staggered_optimizer;
+  out.weight_versions = schedule.weight_versions;
   out.failed = schedule.failed;
   out.routes = schedule.routes;
   return out;
 }
 
 bool same_step(const Action& a, const Action& b) {
-  return a.type == b.type && a.virtual_stage == b.virtual_stage && a.microbatch == b.microbatch;
+  return a.type == b.type && a.virtual_stage == b.virtual_stage && a.microbatch == b.microbatch &&
+         a.lag == b.lag;
 }
 
 }  // namespace

@@ -136,7 +136,7 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m,
                         {"placement", planner::placement_name(l.placement)},
                         {"failed", failed},
                         {"live_workers", run.schedule.workers.size()}}},
-                      {"optimizer", run.options.staggered_optimizer ? "staggered" : "barrier"},
+                      {"optimizer", optimizer_name(run)},
                       {"network", run.model.cluster.free() ? "free" : network_name(run)},
                       {"iterations", m.iterations},
                       {"iteration_ends_s", ends},
@@ -166,8 +166,7 @@ std::string report_table(const SimRun& run, const Metrics& m, const profiles::Sy
     out += fmt::format("{:<18}{}\n", label, value);
   };
   line("schedule", fmt::format("{}: {}", run.schedule.generator, describe_layout(run.schedule)));
-  line("model", fmt::format("{}; {} optimizer", describe_network(run),
-                            run.options.staggered_optimizer ? "staggered" : "barrier"));
+  line("model", fmt::format("{}; {} optimizer", describe_network(run), optimizer_name(run)));
   const std::string measured = steady_state_text(m.steady);
   line("iterations", fmt::format("{} simulated, {} events", m.iterations, run.timeline.events));
   line("iteration time", fmt::format("{}  ({})", format_duration(m.iteration_time), measured));

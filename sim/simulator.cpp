@@ -343,6 +343,12 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   SimRun run;
   run.model = std::move(model);
   run.options = std::move(options);
+  if (run.options.fold_pipelines && schedule.has_lags() && !schedule.is_lowered()) {
+    // Lists that run across iterations are lowered on the times of a second iteration, which
+    // differ between a folded run and the whole one: they are lowered whole, and the pipelines
+    // whose lowered lists agree fold.
+    schedule = planner::lower(schedule, run.model);
+  }
   if (run.options.fold_pipelines) {
     if (const std::optional<PipelineFold> fold = fold_pipelines(schedule, run.model)) {
       // Each stage's all-reduce still spans every peer of the whole schedule.
@@ -370,6 +376,11 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
   run.schedule = std::move(ran.schedule);
   run.timeline = std::move(ran.timeline);
   return run;
+}
+
+const char* optimizer_name(const SimRun& run) noexcept {
+  if (run.schedule.weight_versions == 2) return "2bw";
+  return run.options.staggered_optimizer ? "staggered" : "barrier";
 }
 
 }  // namespace recycle::sim

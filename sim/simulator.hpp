@@ -68,4 +68,8 @@ struct SimRun {
 /// deadlocks.
 [[nodiscard]] SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options);
 
+/// The optimizer mode the run had, as reports name it: "2bw" for a schedule of two weight
+/// versions (no barrier, whatever the options), else "staggered" or "barrier".
+[[nodiscard]] const char* optimizer_name(const SimRun& run) noexcept;
+
 }  // namespace recycle::sim

@@ -127,7 +127,7 @@ class Chart {
         "bubble fraction "
         "{:.4f}, {} optimizer</text>\n",
         kLeft, format_duration(m.iteration_time), m.throughput, m.bubble_fraction,
-        run_.options.staggered_optimizer ? "staggered" : "barrier");
+        optimizer_name(run_));
     double lx = kLeft;
     const auto legend = [&](const char* fill, const char* label, bool hatched) {
       out_ += fmt::format("<rect x=\"{:.1f}\" y=\"46\" width=\"14\" height=\"10\" fill=\"{}\"", lx,

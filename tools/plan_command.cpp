@@ -102,7 +102,7 @@ int run_generate(const PlanOptions& o) {
     text = planner::render_text_timeline(compute, *timeline);
     text +=
         fmt::format("steady state ({} optimizer, {}): iteration {:g} s, first iteration {:g} s\n",
-                    compute.staggered_optimizer ? "staggered" : "barrier",
+                    planner::optimizer_name(compute),
                     model.cluster.free() ? "free network" : o.layout.network + " network",
                     to_seconds(steady->period), to_seconds(steady->makespan));
   }

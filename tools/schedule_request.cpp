@@ -114,7 +114,9 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
 CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   std::string names;
   for (const auto& n : planner::fault_free_generator_names()) names += n + "|";
-  auto* option = app.add_option("--schedule", name, "Schedule generator: " + names + "recycle");
+  auto* option = app.add_option(
+      "--schedule", name,
+      "Schedule generator: " + names + "recycle (pipedream-flush: PipeDream-2BW's name for 1f1b)");
   app.add_option(
       "--fail", fail,
       "Failed workers DP:STAGE[,DP:STAGE...]: recycle plans around them; 1f1b re-routes naively");
@@ -179,7 +181,7 @@ std::optional<planner::Schedule> ScheduleRequest::generate(const planner::Layout
   if (!plan_table.empty() && !recycle) {
     throw InputError("--plan-table", "holds recycle plans; give --schedule recycle");
   }
-  if (!failed.empty() && !recycle && name != "1f1b") {
+  if (!failed.empty() && !recycle && planner::canonical_schedule_name(name) != "1f1b") {
     throw InputError("--fail",
                      "only recycle (adaptive) and 1f1b (naive re-routing) plan around failures");
   }

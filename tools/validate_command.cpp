@@ -356,6 +356,11 @@ int run_validate(ValidateOptions o) {
     throw InputError("--schedule", o.request.name + " runs " + std::to_string(layout.interleave) +
                                        " chunks per worker; the executor runs one (interleave 1)");
   }
+  if (planner::canonical_schedule_name(o.request.name) == "2bw") {
+    throw InputError("--schedule",
+                     "2bw keeps two weight versions and runs its lists across iterations; the "
+                     "executor runs one version, one iteration at a time (simulate it instead)");
+  }
 #if RECYCLE_HAVE_MPI
   if (const executor::mpi::Processes* processes = executor::mpi::current();
       processes != nullptr && layout.workers() % processes->size() != 0) {

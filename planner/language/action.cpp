@@ -55,13 +55,15 @@ bool is_per_iteration(ActionType type) noexcept {
 std::string to_token(const Action& action, std::int32_t worker_dp) {
   std::string token = std::to_string(action.virtual_stage);
   token += type_name(action.type);
-  if (is_per_iteration(action.type)) return token;
-  token += std::to_string(action.microbatch);
-  RECYCLE_ASSERT(action.owner >= 0, "an action without an owner");
-  if (action.owner != worker_dp) {
-    token += '@';
-    token += std::to_string(action.owner);
+  if (!is_per_iteration(action.type)) {
+    token += std::to_string(action.microbatch);
+    RECYCLE_ASSERT(action.owner >= 0, "an action without an owner");
+    if (action.owner != worker_dp) {
+      token += '@';
+      token += std::to_string(action.owner);
+    }
   }
+  if (action.lag == 1) token += '\'';
   return token;
 }
 
@@ -82,6 +84,10 @@ std::optional<Action> parse_token(std::string_view token, std::int32_t worker_dp
   }
   if (!matched) return std::nullopt;
   action.owner = worker_dp;
+  if (!rest.empty() && rest.back() == '\'') {
+    action.lag = 1;
+    rest.remove_suffix(1);
+  }
   if (is_per_iteration(action.type)) {
     if (!rest.empty()) return std::nullopt;
     action.microbatch = -1;

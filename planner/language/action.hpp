@@ -3,7 +3,10 @@
 // Tokens follow torch.distributed.pipelining: `{virtual_stage}{TYPE}{microbatch}` (`2F0`, `1I3`,
 // `0B2`, `1SEND_F4`), `{virtual_stage}{TYPE}` for per-iteration actions (`3REDUCE_GRAD`, `3OPT`),
 // and `@owner` appended when the micro-batch belongs to another pipeline than the worker's own
-// (`2F5@1`: virtual stage 2, forward of pipeline 1's micro-batch 5).
+// (`2F5@1`: virtual stage 2, forward of pipeline 1's micro-batch 5). A trailing `'` marks an
+// action of the previous iteration listed in this one (`0B7'`, `0OPT'`): PipeDream-2BW runs
+// without a flush, so a stage's last backwards of one batch come after the next batch's first
+// forwards (docs/architecture.md, "Semantics").
 #pragma once
 
 #include <cstdint>
@@ -36,6 +39,9 @@ struct Action {
   std::int32_t virtual_stage = 0;  ///< stage + chunk * pp
   std::int32_t microbatch = -1;    ///< -1 for REDUCE_GRAD and OPT
   std::int32_t owner = 0;          ///< pipeline (dp index) whose samples these are; always explicit
+  /// 0: this iteration's; 1: the previous iteration's (its list runs a step behind: `'`). A
+  /// SEND/RECV carries its producer's lag, so a transfer never spans two iterations.
+  std::int32_t lag = 0;
 
   friend bool operator==(const Action&, const Action&) = default;
 };

@@ -200,7 +200,9 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
     collective_of[s] = next++;
     collective_stage_.push_back(static_cast<std::int32_t>(s));
   }
-  const std::int32_t barrier = options.staggered_optimizer ? -1 : next++;
+  // Two weight versions (2bw) step each stage on its own, whatever the options say.
+  const bool staggered = options.staggered_optimizer || schedule.weight_versions == 2;
+  const std::int32_t barrier = staggered ? -1 : next++;
   const auto nodes = static_cast<std::size_t>(next);
 
   // The stream rules: a node waits for the compute before it in its list (in this iteration, else
@@ -287,15 +289,22 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
                 : index.first_backward(a.owner, input.virtual_stage, a.microbatch);
         if (made < 0) continue;
         const std::int32_t maker = lists[static_cast<std::size_t>(made)].worker;
+        const std::int32_t distance = data_distance(a.lag, action_of(made).lag);
+        if (distance < 0) {
+          throw InputError(source, where(schedule.workers[static_cast<std::size_t>(l.worker)], a) +
+                                       ": reads data of a later iteration (" +
+                                       to_token(action_of(made), id_of(maker).dp) + " on worker " +
+                                       to_string(id_of(maker)) + ")");
+        }
         if (maker == l.worker) {
-          out.add(made, 0);
+          out.add(made, distance);
           continue;
         }
         if (runtime) {
           const std::int32_t r = index.first(*chunk_action(recv_for(input.producer)), a.owner,
                                              a.virtual_stage, a.microbatch);
           if (r >= 0 && lists[static_cast<std::size_t>(r)].worker == l.worker) {
-            after_comm(out, r, 0);
+            after_comm(out, r, data_distance(a.lag, action_of(r).lag));
             continue;
           }
           // A compute-only schedule says nothing of its communication: it is lowered before it
@@ -308,14 +317,14 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
                                  ": needs data made on worker " + to_string(id_of(maker)) +
                                  " but lists no " + to_token(recv, id.dp));
           }
-          out.add(made, 0);
+          out.add(made, distance);
           continue;
         }
         const Action producer{input.producer == Producer::kForward ? ActionType::kForward
                                                                    : ActionType::kBackwardInput,
                               input.virtual_stage, a.microbatch, a.owner};
         const auto send = output_of(producer, last);
-        out.add(made, 0, send ? durations.transfer(id_of(maker), id, *send) : 0);
+        out.add(made, distance, send ? durations.transfer(id_of(maker), id, *send) : 0);
       }
     } else if (a.type == ActionType::kOptimizer) {
       if (runtime && l.comm_before >= 0) after_comm(out, l.comm_before, 0);

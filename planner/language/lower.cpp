@@ -32,7 +32,7 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
   const std::int32_t last = layout.virtual_stages() - 1;
   for (const WorkerSchedule& worker : schedule.workers) {
     for (const Action& a : worker.actions)
-      RECYCLE_ASSERT(is_compute(a.type), "lower() takes a compute-only schedule");
+      RECYCLE_ASSERT(!is_comm(a.type), "lower() takes a compute-only schedule");
   }
   const RouteTable routes(schedule);
   std::vector<std::int32_t> worker_index(static_cast<std::size_t>(layout.workers()), -1);
@@ -50,6 +50,13 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
     const auto nodes = static_cast<std::size_t>(graph.nodes());
     std::vector<Nanos> start(nodes), end(nodes);
     graph.sweep({}, start, end);
+    if (schedule.has_lags()) {
+      // Lists that run across iterations: the second iteration's times, when the actions of the
+      // previous one it lists wait for their data (in the first they have none to wait for), so
+      // every worker's transfers follow one clock.
+      const std::vector<Nanos> first = end;
+      graph.sweep(first, start, end);
+    }
     for (std::int32_t w = 0; w < static_cast<std::int32_t>(schedule.workers.size()); ++w) {
       const auto n =
           static_cast<std::int32_t>(schedule.workers[static_cast<std::size_t>(w)].actions.size());
@@ -114,7 +121,13 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
       auto recv_at =
           static_cast<std::int32_t>(schedule.workers[static_cast<std::size_t>(r)].actions.size());
       const std::int32_t at = reads - index.node(r, 0);  // reads on worker r: its list position
-      if (reads >= 0 && at >= 0 && at < recv_at) recv_at = at;
+      // A reader of a later iteration (a lag above the data's) reads it in a later list: the
+      // RECV goes in this one, wherever the data's time puts it.
+      const std::vector<Action>& reader = schedule.workers[static_cast<std::size_t>(r)].actions;
+      const bool same_list = reads >= 0 && at >= 0 &&
+                             at < static_cast<std::int32_t>(reader.size()) &&
+                             data_distance(reader[static_cast<std::size_t>(at)].lag, recv.lag) == 0;
+      if (same_list && at < recv_at) recv_at = at;
       if (timed) recv_at = std::min(recv_at, before(r, made));
       const Key order = timed ? made : Key{0, untimed++};
       slots[w].push_back({self + 1, order, *send});
@@ -153,8 +166,8 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
       }
       if (i < worker.actions.size()) lowered.push_back(worker.actions[i]);
     }
-    lowered.push_back(Action{ActionType::kReduceGrad, worker.id.stage, -1, worker.id.dp});
-    lowered.push_back(Action{ActionType::kOptimizer, worker.id.stage, -1, worker.id.dp});
+    // The REDUCE_GRAD and OPT the worker implies, where it lists none (2bw places its own).
+    for (const Action& a : implied_actions(worker)) lowered.push_back(a);
     worker.actions = std::move(lowered);
   }
   return out;
@@ -174,8 +187,13 @@ Schedule lower(const Schedule& schedule) {
 
 Schedule strip_to_compute(const Schedule& schedule) {
   Schedule out = schedule;
+  // REDUCE_GRAD and OPT go too, where the list implies them (at its end, this iteration's); where
+  // they are placed across iterations (2bw) they stay.
+  const bool placed = schedule.has_lags();
   for (WorkerSchedule& worker : out.workers) {
-    std::erase_if(worker.actions, [](const Action& a) { return !is_compute(a.type); });
+    std::erase_if(worker.actions, [placed](const Action& a) {
+      return is_comm(a.type) || (!placed && !is_compute(a.type));
+    });
   }
   return out;
 }

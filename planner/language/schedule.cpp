@@ -13,10 +13,26 @@ std::string to_string(WorkerId id) {
 }
 
 bool Schedule::is_lowered() const noexcept {
+  // Lists that run across iterations place their own REDUCE_GRAD and OPT: only a SEND/RECV says
+  // they are lowered.
+  const bool lags = has_lags();
+  return std::any_of(workers.begin(), workers.end(), [lags](const WorkerSchedule& w) {
+    return std::any_of(w.actions.begin(), w.actions.end(), [lags](const Action& a) {
+      return is_comm(a.type) || (!lags && !is_compute(a.type));
+    });
+  });
+}
+
+bool Schedule::has_lags() const noexcept {
   return std::any_of(workers.begin(), workers.end(), [](const WorkerSchedule& w) {
     return std::any_of(w.actions.begin(), w.actions.end(),
-                       [](const Action& a) { return !is_compute(a.type); });
+                       [](const Action& a) { return a.lag != 0; });
   });
+}
+
+const char* optimizer_name(const Schedule& schedule) noexcept {
+  if (schedule.weight_versions == 2) return "2bw";
+  return schedule.staggered_optimizer ? "staggered" : "barrier";
 }
 
 RouteTable::RouteTable(const Schedule& schedule) : layout_(schedule.layout) {

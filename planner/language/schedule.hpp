@@ -116,6 +116,10 @@ struct Schedule {
   /// Each stage steps its optimizer as soon as its own gradients are reduced (ReCycle's staggered
   /// optimizer) instead of waiting at a global barrier over all stages.
   bool staggered_optimizer = false;
+  /// Weight versions each stage keeps: 1, or 2 under PipeDream-2BW's double buffering, where a
+  /// forward of iteration i reads the weights stepped after iteration i-2, not i-1, so it need not
+  /// wait for the previous iteration's step (the optimizer is staggered too).
+  std::int32_t weight_versions = 1;
   std::vector<WorkerId> failed;         ///< sorted
   std::vector<Route> routes;            ///< sorted; empty when nothing is re-routed
   std::vector<WorkerSchedule> workers;  ///< live workers, sorted by (dp, stage)
@@ -123,10 +127,18 @@ struct Schedule {
   /// True if any worker's list holds an action other than F, I, W and B (SEND_*, RECV_*,
   /// REDUCE_GRAD, OPT): the schedule says how it communicates, so data another worker makes must
   /// arrive through a SEND/RECV pair. Otherwise it is compute-only and is lowered before it runs.
+  /// Lists that run across iterations (has_lags: 2bw) place their own REDUCE_GRAD and OPT, so for
+  /// them only a SEND_* or RECV_* says so.
   [[nodiscard]] bool is_lowered() const noexcept;
+  /// Whether any action belongs to the previous iteration (Action::lag).
+  [[nodiscard]] bool has_lags() const noexcept;
 
   friend bool operator==(const Schedule&, const Schedule&) = default;
 };
+
+/// The optimizer mode as files and reports name it: "barrier", "staggered" or "2bw" (staggered,
+/// with two weight versions).
+[[nodiscard]] const char* optimizer_name(const Schedule& schedule) noexcept;
 
 /// Which worker runs a (owner, stage, micro-batch): the route if there is one, else the owner's.
 /// Built once per schedule; lookups are O(1).

@@ -165,6 +165,13 @@ std::vector<const WorkerSchedule*> the_one_pipeline(const Schedule& schedule) {
         "the PyTorch CSV holds one fault-free pipeline; this schedule has failed workers "
         "and re-routes work, write JSON instead");
   }
+  if (schedule.weight_versions != 1 || schedule.has_lags()) {
+    throw InputError("--format",
+                     "torch.distributed.pipelining runs one weight version and flushes the "
+                     "pipeline every iteration; this schedule (" +
+                         std::string(optimizer_name(schedule)) +
+                         ") runs across iterations, write JSON instead");
+  }
   const auto differs = [] {
     return InputError(
         "--format",
@@ -255,8 +262,7 @@ std::string to_json(const Schedule& schedule, const SteadyState* steady) {
               ? std::string()
               : R"(, "placement": ")" + std::string(placement_name(layout.placement)) + "\"") +
          "},\n";
-  out += R"(  "optimizer": ")" +
-         std::string(schedule.staggered_optimizer ? "staggered" : "barrier") + "\",\n";
+  out += R"(  "optimizer": ")" + std::string(optimizer_name(schedule)) + "\",\n";
   if (steady != nullptr) {
     out += fmt::format("  \"makespan_s\": {},\n  \"period_s\": {},\n",
                        nlohmann::json(to_seconds(steady->makespan)).dump(),
@@ -279,7 +285,7 @@ std::string to_json(const Schedule& schedule, const SteadyState* steady) {
     for (std::size_t i = 0; i < w.actions.size(); ++i) {
       if (i > 0) o += ", ";
       o += '"';
-      o += to_token(w.actions[i], w.id.dp);  // tokens are [0-9A-Z_@]: nothing to escape
+      o += to_token(w.actions[i], w.id.dp);  // tokens are [0-9A-Z_@']: nothing to escape
       o += '"';
     }
     o += "]}";
@@ -308,7 +314,9 @@ Schedule schedule_from_json(const JsonView& view) {
   schedule.layout = read_layout(view.at("layout"));
   const Layout& layout = schedule.layout;
   if (const auto optimizer = view.find("optimizer")) {
-    schedule.staggered_optimizer = optimizer->as_choice({"barrier", "staggered"}) == 1;
+    const std::size_t mode = optimizer->as_choice({"barrier", "staggered", "2bw"});
+    schedule.staggered_optimizer = mode >= 1;
+    schedule.weight_versions = mode == 2 ? 2 : 1;
   }
 
   if (const auto failed = view.find("failed")) {

@@ -123,6 +123,29 @@ struct DataInputs {
   return out;
 }
 
+/// Iterations across lists (Action::lag: 1 marks the previous iteration's action listed in this
+/// one). A data input made by an action of lag `producer_lag` reaches a consumer of lag
+/// `consumer_lag` from this many iterations back: 0 in the same list, 1 from the list before.
+/// Negative: the consumer would read data of a later iteration, which no schedule can (the
+/// validator refuses it). A SEND/RECV carries its producer's lag, so the consumer's distance from
+/// its RECV is counted the same way.
+[[nodiscard]] constexpr std::int32_t data_distance(std::int32_t consumer_lag,
+                                                   std::int32_t producer_lag) noexcept {
+  return consumer_lag - producer_lag;
+}
+
+/// The weights a forward reads: those of the OPT `versions` iterations before its own (1: the
+/// previous step, every synchronous schedule; 2: PipeDream-2BW's double buffering, where
+/// micro-batch k of a batch of m uses version max(floor((k-1)/m) - 1, 0)). With their lags, that
+/// OPT runs this many lists before the forward's on the same worker: at least 1 is met by the
+/// worker's stream (its lists run one after another); 0 means the OPT must come earlier in the same
+/// list. A backward uses the weights its forward used.
+[[nodiscard]] constexpr std::int32_t weights_distance(std::int32_t forward_lag,
+                                                      std::int32_t opt_lag,
+                                                      std::int32_t versions) noexcept {
+  return forward_lag + versions - opt_lag;
+}
+
 /// Whether a compute action of `type` is the producer `producer` of its chunk (a W produces
 /// nothing another action needs; a B is the gradient producer as its I would be).
 [[nodiscard]] constexpr bool produces(ActionType type, Producer producer) noexcept {
@@ -255,6 +278,18 @@ struct DataConsumers {
   if (type == ActionType::kForward) return 1;
   if (type == ActionType::kBackwardWeight || type == ActionType::kBackward) return -1;
   return 0;
+}
+
+/// Chunks of activations a worker holds when its list starts: those whose F ran in the list before
+/// and whose W or B is listed here with lag 1 (a lagged W/B counts one, a lagged F takes one back:
+/// that chunk's F and W are both in this list). 0 for a list without lags.
+[[nodiscard]] constexpr std::int32_t held_at_start(const Action* first,
+                                                   const Action* last) noexcept {
+  std::int32_t held = 0;
+  for (const Action* a = first; a != last; ++a) {
+    if (a->lag != 0) held -= held_delta(a->type);
+  }
+  return held;
 }
 
 }  // namespace recycle::planner

@@ -48,7 +48,9 @@ struct Inflight {
 /// Walks a worker's list: +1 chunk of activations at F, -1 at W or B.
 Inflight inflight(const std::vector<Action>& actions, std::int64_t limit) {
   Inflight result;
-  std::int32_t held = 0;
+  std::int32_t held = held_at_start(actions.data(), actions.data() + actions.size());
+  result.peak = held;
+  if (held > limit && !actions.empty()) result.first_over = 0;
   for (std::size_t i = 0; i < actions.size(); ++i) {
     const ActionType t = actions[i].type;
     if (t == ActionType::kForward) ++held;
@@ -390,29 +392,49 @@ void Checker::check_order() {
   for_each_indexed([&](std::int32_t w, std::int32_t i, const Action& a) {
     if (!is_first(w, i, a)) return;
     const std::int32_t v = a.virtual_stage;
-    // `before` must come earlier on this worker than action i, if it runs here at all.
-    const auto needs_earlier = [&](std::optional<ActionRef> before, const std::string& what) {
-      if (!before || before->worker != w || before->index < i) return;
+    // `before` must come earlier on this worker than action i, if it runs here at all, in the same
+    // iteration; from an earlier one (a lower lag) it may come anywhere; from a later one, never.
+    const auto from_later_iteration = [&](std::optional<ActionRef> made) {
+      if (!made || data_distance(a.lag, action(made->worker, made->index).lag) >= 0) return false;
       at(Rule::kOrder, w, i,
-         what + " (the " + std::string(type_name(action(w, before->index).type)) + " is action " +
-             num(before->index) + ")");
+         "reads data of a later iteration: " + describe(*made) +
+             " runs in the iteration after this action's (mark this one with ' as well)");
+      return true;
+    };
+    const auto needs_earlier = [&](std::optional<ActionRef> before, const std::string& what) {
+      if (!before || from_later_iteration(before)) return;
+      const Action& made = action(before->worker, before->index);
+      if (data_distance(a.lag, made.lag) > 0 || before->worker != w || before->index < i) return;
+      at(Rule::kOrder, w, i,
+         what + " (the " + std::string(type_name(made.type)) + " is action " + num(before->index) +
+             ")");
     };
     const std::string type(type_name(a.type));
     if (is_comm(a.type)) {
-      // A SEND goes after the compute whose output it sends.
+      // A SEND goes after the compute whose output it sends, in its iteration.
       if (a.type != ActionType::kSendF && a.type != ActionType::kSendB) return;
       const DataInput sent{comm_compute(a.type), v, true};
-      needs_earlier(produced(sent, a),
-                    type + " before the " +
-                        (sent.producer == Producer::kForward ? "F" : "backward") +
-                        " whose output it sends");
+      const auto compute = produced(sent, a);
+      if (compute && action(compute->worker, compute->index).lag != a.lag) {
+        at(Rule::kOrder, w, i,
+           type + " of another iteration than the " +
+               (sent.producer == Producer::kForward ? "F" : "backward") +
+               " whose output it sends (" + describe(*compute) +
+               "): a SEND carries its compute's ' mark");
+        return;
+      }
+      needs_earlier(compute, type + " before the " +
+                                 (sent.producer == Producer::kForward ? "F" : "backward") +
+                                 " whose output it sends");
       return;
     }
     for (const DataInput& input : data_inputs(a.type, v, last)) {
       const bool forward = input.producer == Producer::kForward;
       if (input.same_worker) {
         needs_earlier(produced(input, a), type + (forward ? " before its F" : " before its I"));
-      } else if (lowered) {
+      } else if (!lowered) {
+        from_later_iteration(produced(input, a));
+      } else {
         const ChunkAction recv = *chunk_action(recv_for(input.producer));
         needs_earlier(find(recv, a, v),
                       type + " before the " + (forward ? "RECV_F" : "RECV_B") + " that feeds it");
@@ -453,7 +475,16 @@ void Checker::check_comms() {
              (send ? "sends from" : "feeds") + " runs on worker " + to_string(here));
       structural_ = true;
     }
-    if (count(*chunk_action(other.type), other, other.virtual_stage) > 0) return;
+    if (const auto pair = find(*chunk_action(other.type), other, other.virtual_stage)) {
+      if (send && action(pair->worker, pair->index).lag != a.lag) {
+        at(Rule::kComm, w, i,
+           type + " and its " + std::string(type_name(other.type)) + " (" + describe(*pair) +
+               ") are of different iterations: both carry the ' mark of the compute that makes "
+               "the data");
+        structural_ = true;
+      }
+      return;
+    }
     const WorkerId there = runs(compute, a, other.virtual_stage);
     at(Rule::kComm, w, i,
        "no matching " + std::string(type_name(other.type)) + " ('" + to_token(other, there.dp) +
@@ -494,15 +525,17 @@ void Checker::check_iteration() {
   for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
     const auto wi = static_cast<std::int32_t>(w);
     const std::vector<Action>& actions = schedule_.workers[w].actions;
-    std::int32_t last_weight = -1;  // the last W or B
+    // The last W or B of each iteration the list holds (by lag), and whether a lagged one exists.
+    std::array<std::int32_t, 2> last_weight{-1, -1};
     for (std::size_t i = 0; i < actions.size(); ++i) {
       const ActionType t = actions[i].type;
       if (t == ActionType::kBackwardWeight || t == ActionType::kBackward)
-        last_weight = static_cast<std::int32_t>(i);
+        last_weight[actions[i].lag == 0 ? 0 : 1] = static_cast<std::int32_t>(i);
     }
     for (std::size_t i = 0; i < actions.size(); ++i) {
       const auto ii = static_cast<std::int32_t>(i);
-      const ActionType t = actions[i].type;
+      const Action& a = actions[i];
+      const ActionType t = a.type;
       if (!is_per_iteration(t)) continue;
       std::int32_t& first = t == ActionType::kReduceGrad ? found[w].reduce : found[w].opt;
       const std::string type(type_name(t));
@@ -512,25 +545,80 @@ void Checker::check_iteration() {
         continue;
       }
       first = ii;
-      if (last_weight > ii) {
+      // It steps after its own iteration's last W/B; a W/B of an earlier iteration than its own
+      // (a higher lag) would come after the step of its iteration.
+      if (last_weight[a.lag == 0 ? 0 : 1] > ii) {
         at(Rule::kIteration, wi, ii,
-           type + " before the worker's last W/B (" + describe(wi, last_weight) + ")");
+           type + " before the worker's last W/B of its iteration (" +
+               describe(wi, last_weight[a.lag == 0 ? 0 : 1]) + ")");
+      }
+      if (a.lag == 0 && last_weight[1] >= 0) {
+        at(Rule::kIteration, wi, ii,
+           type + " of this iteration, but " + describe(wi, last_weight[1]) +
+               " belongs to the previous one, whose step comes after it: mark this " + type +
+               " with ' and place it after that W/B");
       }
       if (t == ActionType::kOptimizer && found[w].reduce < 0) {
-        const auto later = std::find_if(actions.begin() + ii, actions.end(), [](const Action& a) {
-          return a.type == ActionType::kReduceGrad;
+        const auto later = std::find_if(actions.begin() + ii, actions.end(), [](const Action& x) {
+          return x.type == ActionType::kReduceGrad;
         });
         if (later != actions.end()) {
           at(Rule::kIteration, wi, ii,
              "OPT before REDUCE_GRAD (action " + num(later - actions.begin()) + ")");
         }
       }
-      if (t == ActionType::kOptimizer && ii + 1 < static_cast<std::int32_t>(actions.size())) {
+      if (t == ActionType::kOptimizer && found[w].reduce >= 0 &&
+          actions[static_cast<std::size_t>(found[w].reduce)].lag != a.lag) {
         at(Rule::kIteration, wi, ii,
-           "OPT must end the worker's list (the step ends the iteration), but " +
-               describe(wi, ii + 1) + " follows it");
+           "OPT and REDUCE_GRAD (action " + num(found[w].reduce) +
+               ") of different iterations: one ' mark on both");
+      }
+      if (t == ActionType::kOptimizer) {
+        // The step ends its iteration: whatever follows it belongs to a later one.
+        for (std::size_t k = i + 1; k < actions.size(); ++k) {
+          if (actions[k].lag < a.lag) continue;
+          at(Rule::kIteration, wi, ii,
+             std::string(a.lag == 0 ? "OPT must end the worker's list"
+                                    : "OPT' must follow every action of its iteration") +
+                 " (the step ends the iteration), but " +
+                 describe(wi, static_cast<std::int32_t>(k)) + " follows it");
+          break;
+        }
       }
     }
+    // The weights each forward reads: the step `weight_versions` iterations before its own, which
+    // must run earlier in the list when it falls in the same one.
+    const std::int32_t opt_lag =
+        found[w].opt >= 0 ? actions[static_cast<std::size_t>(found[w].opt)].lag : 0;
+    for (std::int32_t i = 0; i < found[w].opt; ++i) {
+      const Action& a = actions[static_cast<std::size_t>(i)];
+      if (a.type != ActionType::kForward ||
+          weights_distance(a.lag, opt_lag, schedule_.weight_versions) != 0)
+        continue;
+      at(Rule::kIteration, wi, i,
+         "F reads the weights of the step listed after it (" + describe(wi, found[w].opt) + ")");
+      break;
+    }
+  }
+  // One iteration's all-reduce and step on every peer of a stage, and with the barrier on every
+  // worker: their ' marks agree with the first such worker's.
+  std::map<std::int32_t, std::int32_t> first_of_stage;  // stage -> worker
+  std::int32_t first_of_all = -1;
+  for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
+    const auto wi = static_cast<std::int32_t>(w);
+    if (found[w].opt < 0) continue;
+    if (first_of_all < 0) first_of_all = wi;
+    const std::int32_t other =
+        schedule_.staggered_optimizer
+            ? first_of_stage.try_emplace(worker(wi).id.stage, wi).first->second
+            : first_of_all;
+    const std::int32_t other_opt = found[static_cast<std::size_t>(other)].opt;
+    if (action(other, other_opt).lag == action(wi, found[w].opt).lag) continue;
+    at(Rule::kIteration, wi, found[w].opt,
+       "steps for another iteration than " + describe(other, other_opt) +
+           (schedule_.staggered_optimizer
+                ? ", a peer of its stage: one ' mark on every OPT of a stage"
+                : ": with the optimizer barrier, one ' mark on every OPT"));
   }
   // With two or more live peers a stage's gradients must be all-reduced before its step.
   std::map<std::int32_t, std::int32_t> peers;

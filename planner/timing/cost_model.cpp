@@ -50,8 +50,8 @@ Bytes CostModel::gradient_bytes(std::int32_t stage) const noexcept {
   return at_or_zero(param_bytes, stage);
 }
 
-Bytes CostModel::kept_bytes(std::int32_t stage) const noexcept {
-  return at_or_zero(state_bytes, stage);
+Bytes CostModel::kept_bytes(std::int32_t stage, std::int32_t weight_versions) const noexcept {
+  return at_or_zero(state_bytes, stage) + (weight_versions - 1) * at_or_zero(param_bytes, stage);
 }
 
 }  // namespace recycle::planner

@@ -49,8 +49,10 @@ struct CostModel {
                                       std::span<const WorkerId> peers) const noexcept {
     return cluster.all_reduce_time(peers, gradient_bytes(stage));
   }
-  /// Bytes a worker of `stage` keeps whatever it runs (state_bytes).
-  [[nodiscard]] Bytes kept_bytes(std::int32_t stage) const noexcept;
+  /// Bytes a worker of `stage` keeps whatever it runs (state_bytes), with `weight_versions`
+  /// copies of the parameters (2 under PipeDream-2BW; gradients and optimizer state stay one).
+  [[nodiscard]] Bytes kept_bytes(std::int32_t stage,
+                                 std::int32_t weight_versions = 1) const noexcept;
 };
 
 }  // namespace recycle::planner

@@ -37,20 +37,22 @@ std::string format_gb(Bytes bytes) {
 }
 
 std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model, const Layout& layout,
-                                                       const std::string& source) {
+                                                       const std::string& source,
+                                                       std::int32_t weight_versions) {
   if (model.worker_memory <= 0) return std::nullopt;
   std::vector<std::int32_t> out;
   for (std::int32_t s = 0; s < layout.pp; ++s) {
-    const Bytes state = model.kept_bytes(s);
+    const Bytes state = model.kept_bytes(s, weight_versions);
     const Bytes one = microbatch_bytes(model, layout, s);
     if (state + one > model.worker_memory) {
       throw InputError(
-          source, fmt::format("stage {} does not fit a worker: {} of parameters, gradients and "
-                              "optimizer state and {} of activations for one micro-batch need {}, "
-                              "a worker has {}: {} short",
-                              s, format_gb(state), format_gb(one), format_gb(state + one),
-                              format_gb(model.worker_memory),
-                              format_gb(state + one - model.worker_memory)));
+          source,
+          fmt::format("stage {} does not fit a worker: {} of parameters{}, gradients and "
+                      "optimizer state and {} of activations for one micro-batch need {}, "
+                      "a worker has {}: {} short",
+                      s, format_gb(state), weight_versions == 2 ? " (two versions)" : "",
+                      format_gb(one), format_gb(state + one), format_gb(model.worker_memory),
+                      format_gb(state + one - model.worker_memory)));
     }
     const Bytes fit =
         one > 0 ? (model.worker_memory - state) / one : std::numeric_limits<std::int32_t>::max();
@@ -76,12 +78,16 @@ std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model)
   std::vector<Bytes> out;
   out.reserve(schedule.workers.size());
   for (const WorkerSchedule& w : schedule.workers) {
-    Bytes held = 0, peak = 0;
+    Bytes held = 0;
+    for (const Action& a : w.actions) {  // what the list before left (held_at_start)
+      if (a.lag != 0) held -= held_delta(a.type) * model.held_bytes(a.virtual_stage);
+    }
+    Bytes peak = held;
     for (const Action& a : w.actions) {
       held += held_delta(a.type) * model.held_bytes(a.virtual_stage);
       peak = std::max(peak, held);
     }
-    out.push_back(model.kept_bytes(w.id.stage) + peak);
+    out.push_back(model.kept_bytes(w.id.stage, schedule.weight_versions) + peak);
   }
   return out;
 }
@@ -89,12 +95,12 @@ std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model)
 void check_memory(const Schedule& schedule, const CostModel& model, const std::string& source) {
   if (model.worker_memory <= 0) return;
   // A stage that cannot hold one micro-batch is said so, whatever the schedule.
-  (void)memory_limits(model, schedule.layout, source);
+  (void)memory_limits(model, schedule.layout, source, schedule.weight_versions);
   const std::vector<Bytes> peaks = peak_memory(schedule, model);
   for (std::size_t w = 0; w < peaks.size(); ++w) {
     if (peaks[w] <= model.worker_memory) continue;
     const WorkerSchedule& ws = schedule.workers[w];
-    const Bytes state = model.kept_bytes(ws.id.stage);
+    const Bytes state = model.kept_bytes(ws.id.stage, schedule.weight_versions);
     throw InputError(
         source,
         fmt::format("{} does not fit worker {}: {} of state and {} of activations at its peak "

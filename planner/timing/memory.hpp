@@ -22,9 +22,10 @@ namespace recycle::planner {
 /// that fit next to the stage's state: floor((worker_memory - state_bytes) / activations of one
 /// micro-batch). nullopt when the model knows no memory. InputError naming `source` when some
 /// stage cannot hold even one micro-batch, saying by how much.
-[[nodiscard]] std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model,
-                                                                     const Layout& layout,
-                                                                     const std::string& source);
+/// `weight_versions`: copies of the parameters each worker keeps (2 for 2bw).
+[[nodiscard]] std::optional<std::vector<std::int32_t>> memory_limits(
+    const CostModel& model, const Layout& layout, const std::string& source,
+    std::int32_t weight_versions = 1);
 
 /// The per-stage limit the planners work to: with memory in the model, what fits (capped by
 /// `given`); without, `given`, else `fallback`, on every stage. InputError as memory_limits.
@@ -33,8 +34,9 @@ namespace recycle::planner {
                                                         std::optional<std::int32_t> given,
                                                         std::int32_t fallback);
 
-/// Per worker of `schedule` (in its order), the most bytes it holds: its stage's state plus the
-/// peak of its activations over the list.
+/// Per worker of `schedule` (in its order), the most bytes it holds: its stage's state (with the
+/// schedule's weight versions) plus the peak of its activations over the list (those a list that
+/// runs across iterations holds from the one before included).
 [[nodiscard]] std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model);
 
 /// InputError naming `source` when a stage cannot hold one micro-batch (as memory_limits) or a

@@ -148,6 +148,11 @@ std::string ReplayRates::chunks_text() const {
 }
 
 std::string ReplayRates::recycle_unfit() const {
+  if (planner::canonical_schedule_name(model_.job.schedule) == "2bw") {
+    return model_.job.source +
+           ": 2bw keeps two weight versions across iterations; the ReCycle planner plans "
+           "schedules of one version";
+  }
   if (model_.layout.interleave == 1) return {};
   return chunks_text() + "; the ReCycle planner re-routes one chunk a worker";
 }

@@ -230,3 +230,12 @@ cli_shell_test("dualpipe-v is torch 2.15's ScheduleDualPipeV order" 0 "^same ## 
 cli_test("plan --check: a layout past the chunk limit" 1
   "schedule_too_many_chunks[.]json: layout: the layout's dp x pp x interleave x microbatches = 4398046511104 "
   plan --check ${CMAKE_CURRENT_SOURCE_DIR}/../hostile/files/schedule_too_many_chunks.json)
+cli_test("plan: 2bw with fewer than pp - 1 micro-batches" 2
+  "^error: --microbatches: 2bw needs at least --pp - 1 [(]3[)] micro-batches"
+  plan --schedule 2bw --pp 4 --microbatches 2 --costs 1,1,1)
+cli_test("plan: 2bw to torch's CSV, which runs one weight version" 2
+  "^error: --format: torch.distributed.pipelining runs one weight version"
+  plan --schedule 2bw --pp 2 --microbatches 4 --costs 1,1,1 --format csv-comms)
+cli_test("plan: 2bw in the steady state has no bubble, m (F + B) an iteration" 0
+  "steady state [(]2bw optimizer, free network[)]: iteration 24 s"
+  plan --schedule 2bw --pp 2 --microbatches 8 --costs 1,1,1)

@@ -188,3 +188,6 @@ cli_test("validate: --heads with dense layers" 2
 cli_test("profile measure: --sequence with --block dense" 2
   "^error: --sequence: shapes transformer blocks only. give --block transformer or llama"
   profile measure --block dense --sequence 8 -o ${OUT}/dense_sequence.json)
+cli_test("validate: 2bw runs two weight versions across iterations, the executor one" 2
+  "^error: --schedule: 2bw keeps two weight versions and runs its lists across iterations"
+  validate --schedule 2bw --pp 2 --microbatches 2 --iterations 2)

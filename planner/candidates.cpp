@@ -7,7 +7,6 @@
 #include "core/error.hpp"
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
-#include "planner/generators.hpp"
 #include "planner/language/semantics.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/order_search.hpp"
@@ -42,32 +41,27 @@ Candidate evaluate(const Schedule& skeleton, const CostModel& model,
   return c;
 }
 
-/// Whether every worker of `workers` holds at most its stage's limit.
+/// Whether every worker of `workers` holds at most its stage's limit (in chunks).
 bool fits(const std::vector<WorkerSchedule>& workers, const std::vector<std::int32_t>& limit) {
   return std::all_of(workers.begin(), workers.end(), [&](const WorkerSchedule& w) {
-    std::int32_t held = 0, peak = 0;
-    for (const Action& a : w.actions) peak = std::max(peak, held += held_delta(a.type));
-    return peak <= limit[static_cast<std::size_t>(w.id.stage)];
+    return peak_held(w.actions.data(), w.actions.data() + w.actions.size()) <=
+           limit[static_cast<std::size_t>(w.id.stage)];
   });
 }
 
-/// 1F1B with its backward split into I then W (never slower than 1F1B: each gradient leaves
-/// before its W), and ZB-H1: one pipeline's orders.
-std::vector<std::vector<WorkerSchedule>> fault_free_orders(const Layout& layout) {
-  std::vector<std::vector<WorkerSchedule>> out(2);
-  for (std::int32_t s = 0; s < layout.pp; ++s) {
-    std::vector<Action> split;
-    for (const Action& a : one_f_one_b_order(layout, s)) {
-      if (a.type != ActionType::kBackward) {
-        split.push_back(a);
-        continue;
-      }
-      split.push_back({ActionType::kBackwardInput, a.virtual_stage, a.microbatch, a.owner});
-      split.push_back({ActionType::kBackwardWeight, a.virtual_stage, a.microbatch, a.owner});
-    }
-    out[0].push_back({{0, s}, std::move(split)});
-    out[1].push_back({{0, s}, zb_h1_order(layout, s)});
-  }
+/// One pipeline's orders as worker lists of a dp-1 skeleton.
+std::vector<WorkerSchedule> as_workers(const std::vector<std::vector<Action>>& stages) {
+  std::vector<WorkerSchedule> out;
+  for (std::size_t s = 0; s < stages.size(); ++s)
+    out.push_back({{0, static_cast<std::int32_t>(s)}, stages[s]});
+  return out;
+}
+
+/// Per stage, chunks of activations: the memory limit (micro-batches) counted in chunks.
+std::vector<std::int32_t> in_chunks(const Layout& layout, const std::vector<std::int32_t>& limit) {
+  std::vector<std::int32_t> out;
+  for (const std::int32_t l : limit)
+    out.push_back(static_cast<std::int32_t>(chunk_limit(l, layout.interleave)));
   return out;
 }
 
@@ -87,13 +81,25 @@ std::vector<std::vector<std::int32_t>> random_ranks(const Layout& layout, std::i
   return ranks;
 }
 
-/// The limit variants of step 1, without repeats.
+/// The base schedule's share, `extra` micro-batches more, capped by `limit` (all in chunks).
+std::vector<std::int32_t> share_plus(const Layout& layout, const OrderPlanOptions& options,
+                                     const std::vector<std::int32_t>& limit, std::int32_t extra) {
+  std::vector<std::int32_t> share =
+      options.share.empty() ? one_f_one_b_limit(layout) : options.share;
+  for (std::size_t s = 0; s < share.size(); ++s) {
+    share[s] = std::min(share[s] + static_cast<std::int32_t>(chunk_limit(extra, layout.interleave)),
+                        limit[s]);
+  }
+  return share;
+}
+
+/// The limit variants of step 1 (in chunks), without repeats.
 std::vector<std::vector<std::int32_t>> limit_variants(const Layout& layout,
+                                                      const OrderPlanOptions& options,
                                                       const std::vector<std::int32_t>& limit) {
   std::vector<std::vector<std::int32_t>> out{limit};
   for (const std::int32_t extra : {0, 2}) {
-    std::vector<std::int32_t> share = one_f_one_b_limit(layout);
-    for (std::size_t s = 0; s < share.size(); ++s) share[s] = std::min(share[s] + extra, limit[s]);
+    std::vector<std::int32_t> share = share_plus(layout, options, limit, extra);
     if (std::find(out.begin(), out.end(), share) == out.end()) out.push_back(std::move(share));
   }
   return out;
@@ -102,18 +108,18 @@ std::vector<std::vector<std::int32_t>> limit_variants(const Layout& layout,
 /// The search of planner/order_search.hpp from `base` and from list schedules with random
 /// micro-batch ranks; returns `base` when nothing is better.
 Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderPlanOptions& options,
-                  Candidate base) {
+                  const std::vector<std::int32_t>& limit, Candidate base) {
   const Costs& costs = model.compute;
-  if (base.estimate->period <= period_lower_bound(skeleton, costs, options.memory_limit))
+  if (base.estimate->period <= period_lower_bound(skeleton, costs, limit))
     return base;  // nothing to gain
   const Layout& layout = skeleton.layout;
   const std::int64_t actions =
-      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
+      3 * static_cast<std::int64_t>(layout.dp) * layout.virtual_stages() * layout.microbatches;
   // A list schedule costs about ten of the search's node visits per action; a quarter of the work
   // goes to the random starts, which seed the search in the order of their makespans.
   const std::int64_t randoms =
       std::min<std::int64_t>(kRandomStarts, options.search_work / 4 / (10 * actions));
-  const auto variants = limit_variants(layout, options.memory_limit);
+  const auto variants = limit_variants(layout, options, limit);
   std::vector<std::pair<Nanos, std::vector<WorkerSchedule>>> pool;
   std::int64_t k = 0;
   for (std::vector<std::int32_t>& rank : random_ranks(layout, randoms)) {
@@ -135,8 +141,7 @@ Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderP
   std::vector<std::vector<WorkerSchedule>> starts{base.workers};
   for (auto& p : pool) starts.push_back(std::move(p.second));
   const OrderSearchResult found = search_orders(
-      {&skeleton, &model, options.memory_limit, options.search_work - randoms * 10 * actions},
-      starts);
+      {&skeleton, &model, limit, options.search_work - randoms * 10 * actions}, starts);
   Candidate searched{found.workers, found.score};
   return better(searched, base) ? searched : base;
 }
@@ -146,12 +151,14 @@ Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderP
 OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                       const OrderPlanOptions& options) {
   const Layout& layout = skeleton.layout;
-  RECYCLE_ASSERT(layout.interleave == 1, "planning orders needs interleave 1");
   RECYCLE_ASSERT(options.memory_limit.size() == static_cast<std::size_t>(layout.pp),
                  "one memory limit per stage");
+  RECYCLE_ASSERT(options.share.empty() || options.share.size() == options.memory_limit.size(),
+                 "one base share per stage");
   const Costs& costs = model.compute;
+  const std::vector<std::int32_t> limit = in_chunks(layout, options.memory_limit);
   const std::int64_t actions =
-      3 * static_cast<std::int64_t>(layout.dp) * layout.pp * layout.microbatches;
+      3 * static_cast<std::int64_t>(layout.dp) * layout.virtual_stages() * layout.microbatches;
   const bool timed = actions <= options.timed_actions;
   // Step 1: list schedules of the limit variants and look-aheads, on threads.
   struct Variant {
@@ -161,21 +168,17 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   };
   std::vector<Variant> variants;
   if (timed) {
-    for (const auto& limit : limit_variants(layout, options.memory_limit)) {
+    for (const auto& variant : limit_variants(layout, options, limit)) {
       for (const auto& [weight_waits, forward_waits] :
            {std::pair{false, false}, std::pair{false, true}, std::pair{true, false},
             std::pair{true, true}}) {
-        variants.push_back({limit, weight_waits, forward_waits});
+        variants.push_back({variant, weight_waits, forward_waits});
       }
     }
   } else {
-    variants = {{options.memory_limit, false, false},
-                {options.memory_limit, true, false},
-                {options.memory_limit, true, true}};
-    std::vector<std::int32_t> share = one_f_one_b_limit(layout);
-    for (std::size_t s = 0; s < share.size(); ++s)
-      share[s] = std::min(share[s] + 2, options.memory_limit[s]);
-    if (share != options.memory_limit) variants.push_back({std::move(share), false, false});
+    variants = {{limit, false, false}, {limit, true, false}, {limit, true, true}};
+    std::vector<std::int32_t> share = share_plus(layout, options, limit, 2);
+    if (share != limit) variants.push_back({std::move(share), false, false});
   }
   const auto schedule_variant = [&](std::size_t i, Nanos give_up_at = kMaxClock) {
     ListScheduleInput input{&skeleton,
@@ -218,10 +221,10 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
       return evaluate(skeleton, model, schedule_variant(i).workers);
     });
   }
-  if (options.fault_free_orders) {
-    for (std::vector<WorkerSchedule>& order : fault_free_orders(layout)) {
-      if (fits(order, options.memory_limit))
-        candidates.push_back(evaluate(skeleton, model, std::move(order)));
+  if (layout.dp == 1 && skeleton.failed.empty()) {
+    for (const std::vector<std::vector<Action>>& stages : options.fault_free_orders) {
+      std::vector<WorkerSchedule> order = as_workers(stages);
+      if (fits(order, limit)) candidates.push_back(evaluate(skeleton, model, std::move(order)));
     }
   }
   // Step 2: the best by (period, makespan), the first on ties.
@@ -233,7 +236,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   RECYCLE_ASSERT(chosen.estimate.has_value(), "every candidate order deadlocked");
   // Step 3: the search, on small layouts.
   if (options.search_work > 0 && actions <= kSearchActions)
-    chosen = improve(skeleton, model, options, std::move(chosen));
+    chosen = improve(skeleton, model, options, limit, std::move(chosen));
   // Step 4: on a network that is not free, the ranking by the network the plan runs on.
   if (model.cluster.free() || options.run.network == Network::kDirect || actions > kSearchActions)
     return {std::move(chosen.workers), *chosen.estimate};

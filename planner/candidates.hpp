@@ -2,10 +2,12 @@
 // adaptive plans (planner/recycle_planner.hpp).
 //
 //  1. Candidates: list schedules (planner/list_scheduler.hpp) that differ in how much memory each
-//     stage may use (the limit everywhere; 1F1B's share pp - s; that share + 2; each capped by the
-//     limit) and in how far they look ahead (whether a W, or an F, waits for a gradient about to
-//     arrive); on a fault-free layout also 1F1B with its backward split into I and W and ZB-H1,
-//     when they fit the memory.
+//     stage may use (the limit everywhere; the base schedule's share, pp - s for 1F1B; that share
+//     + 2 micro-batches; each capped by the limit) and in how far they look ahead (whether a W, or
+//     an F, waits for a gradient about to arrive); on a fault-free layout also the base
+//     schedule's own orders (for 1F1B: with its backward split into I and W, and ZB-H1), when
+//     they fit the memory. Any interleave and placement: with several chunks a worker, limits
+//     count chunks (chunk_limit).
 //  2. Objective: the steady-state period under the schedule's optimizer mode, then the first
 //     iteration's makespan, on the direct network of planner/timing/period.hpp (transfer times from
 //     the cost model, nothing on a free network). The first best candidate wins.
@@ -46,8 +48,14 @@ inline constexpr std::int64_t kTimedActions = 100'000;
 struct OrderPlanOptions {
   std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
   bool defer_rerouted_w = true;            ///< re-routed Ws after the worker's own
-  bool fault_free_orders = false;          ///< also try split 1F1B and ZB-H1
-  std::int64_t search_work = 0;            ///< 0: no search
+  /// Candidates beside the list schedules, each one pipeline's orders (per stage, owner 0; F, I
+  /// and W), tried on a fault-free skeleton (dp 1) when they fit the memory: the base schedule's
+  /// own orders (planner/generators.hpp, base_orders).
+  std::vector<std::vector<std::vector<Action>>> fault_free_orders;
+  /// Chunks of activations the base schedule holds per stage, the middle memory variant of step
+  /// 1; empty: 1F1B's pp - s.
+  std::vector<std::int32_t> share;
+  std::int64_t search_work = 0;  ///< 0: no search
   /// Above this many actions per iteration, the four candidates compared by their first
   /// iteration (see above); a replay, which plans hundreds of failure sets, sets 0.
   std::int64_t timed_actions = kTimedActions;
@@ -64,7 +72,7 @@ struct OrderPlan {
   bool ranked_on_run = false;  ///< whether step 4 took place (the estimate is on `run`)
 };
 
-/// The best orders for the routes and optimizer mode of `skeleton` (interleave 1).
+/// The best orders for the routes and optimizer mode of `skeleton` (any interleave).
 [[nodiscard]] OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                                     const OrderPlanOptions& options);
 

@@ -48,23 +48,14 @@ class DisjunctiveModel {
 
   [[nodiscard]] std::int32_t col(std::int32_t n) const { return col_[static_cast<std::size_t>(n)]; }
 
-  /// Each task's chain F(0) .. F(pp-1), I(pp-1) .. I(0), W after I; the makespan after every W.
+  /// Each task's data dependencies (Problem::precedence); the makespan after every W.
   void add_precedence(LpBuilder& lp) {
-    const auto after = [&](std::int32_t from, std::int32_t to) {
+    for (const auto& [from, to] : pr_.precedence)
       lp.add_row({{col(to), 1}, {col(from), -1}}, pr_.act(from).duration, kInf);
-    };
-    const std::int32_t last = pr_.layout.pp - 1;
-    for (std::int32_t owner = 0; owner < pr_.layout.dp; ++owner) {
-      for (std::int32_t mb = 0; mb < pr_.layout.microbatches; ++mb) {
-        const auto id = [&](std::int32_t s, std::int32_t k) { return pr_.id(owner, s, mb, k); };
-        for (std::int32_t s = 1; s <= last; ++s) after(id(s - 1, 0), id(s, 0));
-        after(id(last, 0), id(last, 1));
-        for (std::int32_t s = last; s-- > 0;) after(id(s + 1, 1), id(s, 1));
-        for (std::int32_t s = 0; s <= last; ++s) {
-          after(id(s, 1), id(s, 2));
-          lp.add_row({{cmax_, 1}, {col(id(s, 2)), -1}}, pr_.act(id(s, 2)).duration, kInf);
-        }
-      }
+    for (std::size_t n = 0; n < pr_.acts.size(); ++n) {
+      const auto w = static_cast<std::int32_t>(n);
+      if (w % kKinds != 2) continue;
+      lp.add_row({{cmax_, 1}, {col(w), -1}}, pr_.act(w).duration, kInf);
     }
   }
 

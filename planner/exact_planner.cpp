@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "planner/exact_formulations.hpp"
+#include "planner/language/semantics.hpp"
 #include "planner/language/timing.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
@@ -20,13 +21,13 @@ Costs checked_costs(const ExactOptions& options) {
   Costs costs = options.costs.virtual_stages.empty()
                     ? Costs::uniform(layout.virtual_stages(), {1, 1, 1})
                     : options.costs;
-  RECYCLE_ASSERT(static_cast<std::int32_t>(costs.virtual_stages.size()) >= layout.pp,
+  RECYCLE_ASSERT(static_cast<std::int32_t>(costs.virtual_stages.size()) >= layout.virtual_stages(),
                  "costs for fewer stages than the pipeline has");
-  for (std::int32_t s = 0; s < layout.pp; ++s) {
-    const StageCost& c = costs.virtual_stages[static_cast<std::size_t>(s)];
+  for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
+    const StageCost& c = costs.virtual_stages[static_cast<std::size_t>(v)];
     if (c.forward <= 0 || c.backward_input <= 0 || c.backward_weight <= 0) {
       throw InputError("--costs", "the exact planner needs positive F, I and W times; stage " +
-                                      std::to_string(s) + " has a zero");
+                                      std::to_string(v) + " has a zero");
     }
   }
   return costs;
@@ -48,12 +49,12 @@ std::string_view formulation_name(Formulation formulation) noexcept {
 
 ExactResult plan_exact(const ExactOptions& options) {
   const auto started = Clock::now();
-  RECYCLE_ASSERT(options.layout.interleave == 1, "the exact planner needs interleave 1");
   const Costs costs = checked_costs(options);
   const CostModel model = CostModel::compute_only(costs);
   const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
   RecycleOptions heuristic_options;
   heuristic_options.layout = options.layout;
+  heuristic_options.base = options.base;
   heuristic_options.failed = options.failed;
   heuristic_options.model = model;
   heuristic_options.memory_limit = limit;
@@ -71,7 +72,9 @@ ExactResult plan_exact(const ExactOptions& options) {
   result.heuristic_makespan = timeline->makespan;
   result.heuristic_period = heuristic.estimate.period;
 
-  const exact::Problem problem(heuristic.schedule, *timeline, costs, limit);
+  const exact::Problem problem(
+      heuristic.schedule, *timeline, costs,
+      static_cast<std::int32_t>(chunk_limit(limit, options.layout.interleave)));
   const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<Seconds>(options.time_limit));
   Formulation formulation = options.formulation;

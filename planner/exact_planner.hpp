@@ -3,7 +3,8 @@
 // who can wait (`--exact`, with a time limit).
 //
 // Concepts:
-//  - Task: one (owner, stage, micro-batch); its F, I and W run on the worker the routes give.
+//  - Task: one (owner, virtual stage, micro-batch); its F, I and W run on the worker the routes
+//    give (a route moves every chunk of the stage's micro-batch, several chunks a worker too).
 //    The routes are the heuristic's (balanced_routes on the canonical failure set), so exact and
 //    heuristic differ only in the order of each worker's actions.
 //  - Incumbent: the heuristic's schedule. Its makespan bounds every start (no better schedule
@@ -15,8 +16,8 @@
 //  - Disjunctive formulation (any costs): a start time per action and a binary per pair of
 //    actions on one worker (which runs first), big-Ms from the time windows, the incumbent as
 //    MIP start, the makespan minimized.
-//  - Memory: when an F starts, the micro-batches whose F ran and whose W has not, plus this one,
-//    fit the limit (the validator's count).
+//  - Memory: when an F starts, the chunks whose F ran and whose W has not, plus this one, fit the
+//    limit in chunks (chunk_limit: the validator's count).
 //  - Objective: the MILP minimizes one iteration's makespan. With the optimizer barrier that is
 //    the period's (every iteration starts from the barrier); with a staggered optimizer the period
 //    of the MILP's schedule is checked on the execution graph (planner/timing/period.hpp) and the
@@ -47,10 +48,12 @@ enum class Formulation : std::uint8_t {
 [[nodiscard]] std::string_view formulation_name(Formulation formulation) noexcept;
 
 struct ExactOptions {
-  Layout layout;                             ///< interleave 1
+  Layout layout;                             ///< as the base runs it (RecycleOptions::layout)
+  std::string base = "1f1b";                 ///< the schedule ReCycle plans on (RecycleOptions)
   std::vector<WorkerId> failed;              ///< sorted, unique, in range
   Costs costs;                               ///< per stage, all positive; empty: F = I = W = 1
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
+                                             ///< (interleave chunks each)
   Seconds time_limit = 60;                   ///< wall time for the whole call; then the best so far
   Formulation formulation = Formulation::kAuto;
   /// The optimizer mode the plan runs under (the heuristic's objective and the period check).

@@ -82,12 +82,14 @@ struct Problem {
     Action action;
   };
 
+  /// `memory`: chunks of activations a worker may hold (chunk_limit).
   Problem(const Schedule& incumbent_schedule, const Timeline& timeline, const Costs& costs,
           std::int32_t memory)
       : layout(incumbent_schedule.layout), incumbent(incumbent_schedule), limit(memory) {
     choose_unit(costs, timeline.makespan);
     durations(costs);
     collect_actions(timeline);
+    precedences();
     symmetric_chains();
     heads_and_tails();
     makespan = static_cast<double>(timeline.makespan) / unit;
@@ -95,9 +97,10 @@ struct Problem {
   }
 
   [[nodiscard]] const Act& act(std::int32_t id) const { return acts[static_cast<std::size_t>(id)]; }
-  [[nodiscard]] std::int32_t id(std::int32_t owner, std::int32_t stage, std::int32_t mb,
+  [[nodiscard]] std::int32_t id(std::int32_t owner, std::int32_t virtual_stage, std::int32_t mb,
                                 std::int32_t kind) const {
-    return ((owner * layout.pp + stage) * layout.microbatches + mb) * kKinds + kind;
+    return ((owner * layout.virtual_stages() + virtual_stage) * layout.microbatches + mb) * kKinds +
+           kind;
   }
   /// Latest start that still ends the chain through `a` by `horizon`.
   [[nodiscard]] static double latest(const Act& a, double horizon) {
@@ -109,14 +112,18 @@ struct Problem {
 
   Layout layout;
   const Schedule& incumbent;
-  std::int32_t limit = 1;
+  std::int32_t limit = 1;                            // chunks of activations per worker
   double unit = 1;                                   // nanoseconds per MILP time unit
   bool integral = true;                              // every cost a whole number of units
   double makespan = 0;                               // the incumbent's
   double lower_bound = 0;                            // critical path and one-worker relaxations
-  std::vector<double> p[kKinds];                     // duration per kind, per stage
+  std::vector<double> p[kKinds];                     // duration per kind, per virtual stage
   std::vector<Act> acts;                             // by action id
   std::vector<std::vector<std::int32_t>> on_worker;  // action ids, ascending
+  /// (before, after) action ids: each task's data dependencies (semantics.hpp, data_inputs), the
+  /// after action starting once the before one ends; listed so that every action's inputs come
+  /// before the pairs where it is the before one (a topological order of each task).
+  std::vector<std::pair<std::int32_t, std::int32_t>> precedence;
   /// Interchangeable tasks (the same worker at every stage) in the incumbent's order of their
   /// first forwards, as chains of stage-0 F ids: any order among them may be imposed, and this
   /// one keeps the incumbent a MIP start.
@@ -128,8 +135,8 @@ struct Problem {
   void choose_unit(const Costs& costs, Nanos incumbent_makespan) {
     Nanos g = 0;
     Nanos smallest = std::numeric_limits<Nanos>::max();
-    for (std::int32_t s = 0; s < layout.pp; ++s) {
-      const StageCost& c = costs.virtual_stages[static_cast<std::size_t>(s)];
+    for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
+      const StageCost& c = costs.virtual_stages[static_cast<std::size_t>(v)];
       for (const Nanos d : {c.forward, c.backward_input, c.backward_weight}) {
         g = std::gcd(g, d);
         smallest = std::min(smallest, d);
@@ -141,14 +148,15 @@ struct Problem {
 
   void durations(const Costs& costs) {
     for (std::int32_t k = 0; k < kKinds; ++k) {
-      for (std::int32_t s = 0; s < layout.pp; ++s) {
-        p[k].push_back(static_cast<double>(costs.duration({kKindType[k], s, 0, 0})) / unit);
+      for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
+        p[k].push_back(static_cast<double>(costs.duration({kKindType[k], v, 0, 0})) / unit);
       }
     }
   }
 
   void collect_actions(const Timeline& timeline) {
-    acts.assign(static_cast<std::size_t>(layout.dp * layout.pp * layout.microbatches * kKinds),
+    acts.assign(static_cast<std::size_t>(layout.dp * layout.virtual_stages() * layout.microbatches *
+                                         kKinds),
                 Act{});
     on_worker.assign(incumbent.workers.size(), {});
     for (std::size_t w = 0; w < incumbent.workers.size(); ++w) {
@@ -182,6 +190,25 @@ struct Problem {
     return integral ? std::ceil(bound - kEps) : bound;
   }
 
+  /// The precedence pairs, in each task's order F(0) .. F(last), I(last) .. I(0), then the Ws.
+  void precedences() {
+    const std::int32_t last = layout.virtual_stages() - 1;
+    std::vector<std::pair<std::int32_t, std::int32_t>> order;  // (kind, virtual stage)
+    for (std::int32_t v = 0; v <= last; ++v) order.emplace_back(0, v);
+    for (std::int32_t v = last; v >= 0; --v) order.emplace_back(1, v);
+    for (std::int32_t v = 0; v <= last; ++v) order.emplace_back(2, v);
+    for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
+      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
+        for (const auto& [kind, v] : order) {
+          for (const DataInput& in : data_inputs(kKindType[kind], v, last)) {
+            const std::int32_t from = in.producer == Producer::kForward ? 0 : 1;
+            precedence.emplace_back(id(owner, in.virtual_stage, mb, from), id(owner, v, mb, kind));
+          }
+        }
+      }
+    }
+  }
+
   void symmetric_chains() {
     const RouteTable routes(incumbent);
     std::vector<std::pair<std::vector<std::int32_t>, std::int32_t>> keyed;  // route, stage-0 F id
@@ -189,6 +216,7 @@ struct Problem {
       for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
         std::vector<std::int32_t> route;
         for (std::int32_t s = 0; s < layout.pp; ++s) route.push_back(routes.dp_of(owner, s, mb));
+        // A task's first F runs where its route puts stage 0 (virtual stage 0 is chunk 0 there).
         keyed.emplace_back(std::move(route), id(owner, 0, mb, 0));
       }
     }
@@ -214,27 +242,16 @@ struct Problem {
       }
     };
     each_in_chains([](Act& f, double earlier, double) { f.head = earlier * f.duration; });
-    const std::int32_t last = layout.pp - 1;
-    for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
-      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-        const auto at = [&](std::int32_t s, std::int32_t k) -> Act& {
-          return acts[static_cast<std::size_t>(id(owner, s, mb, k))];
-        };
-        const auto after = [](const Act& first, Act& then) {
-          then.head = std::max(then.head, first.head + first.duration);
-        };
-        for (std::int32_t s = 1; s <= last; ++s) after(at(s - 1, 0), at(s, 0));
-        after(at(last, 0), at(last, 1));
-        for (std::int32_t s = last; s-- > 0;) after(at(s + 1, 1), at(s, 1));
-        for (std::int32_t s = 0; s <= last; ++s) after(at(s, 1), at(s, 2));
-        const auto before = [](Act& first, const Act& then) {
-          first.tail = std::max(first.tail, then.duration + then.tail);
-        };
-        for (std::int32_t s = 0; s <= last; ++s) before(at(s, 1), at(s, 2));
-        for (std::int32_t s = 0; s < last; ++s) before(at(s + 1, 1), at(s, 1));
-        before(at(last, 0), at(last, 1));
-        for (std::int32_t s = last; s-- > 0;) before(at(s, 0), at(s + 1, 0));
-      }
+    for (const auto& [first, then] : precedence) {
+      Act& a = acts[static_cast<std::size_t>(then)];
+      const Act& b = act(first);
+      a.head = std::max(a.head, b.head + b.duration);
+    }
+    for (std::size_t k = precedence.size(); k-- > 0;) {
+      const auto& [first, then] = precedence[k];
+      Act& a = acts[static_cast<std::size_t>(first)];
+      const Act& b = act(then);
+      a.tail = std::max(a.tail, b.duration + b.tail);
     }
     each_in_chains([](Act& f, double, double later) { f.tail += later * f.duration; });
   }

@@ -95,21 +95,9 @@ class TimeIndexedModel {
     }
   }
 
-  /// Each task's chain: F(0) .. F(pp-1), I(pp-1) .. I(0), W after I, each after the previous ends.
+  /// Each task's data dependencies (Problem::precedence), each after the one before ends.
   void add_precedence(LpBuilder& lp) {
-    const std::int32_t last = pr_.layout.pp - 1;
-    for (std::int32_t owner = 0; owner < pr_.layout.dp; ++owner) {
-      for (std::int32_t mb = 0; mb < pr_.layout.microbatches; ++mb) {
-        const auto after = [&](std::int32_t s0, std::int32_t k0, std::int32_t s1, std::int32_t k1) {
-          const std::int32_t a = pr_.id(owner, s0, mb, k0);
-          started_before(lp, a, pr_.id(owner, s1, mb, k1), units(a));
-        };
-        for (std::int32_t s = 1; s <= last; ++s) after(s - 1, 0, s, 0);
-        after(last, 0, last, 1);
-        for (std::int32_t s = last; s-- > 0;) after(s + 1, 1, s, 1);
-        for (std::int32_t s = 0; s <= last; ++s) after(s, 1, s, 2);
-      }
-    }
+    for (const auto& [from, to] : pr_.precedence) started_before(lp, from, to, units(from));
   }
 
   /// At most one action runs on a worker in each unit: sum of started(a, t) - started(a, t - p(a)).
@@ -131,7 +119,7 @@ class TimeIndexedModel {
     }
   }
 
-  /// Micro-batches held when unit t begins: Fs started by t minus Ws ended by t, at most limit.
+  /// Chunks held when unit t begins: Fs started by t minus Ws ended by t, at most limit.
   void add_memory(LpBuilder& lp, const std::vector<std::int32_t>& ids) {
     if (static_cast<std::int32_t>(ids.size()) / kKinds <= pr_.limit) return;
     std::int64_t from = std::numeric_limits<std::int64_t>::max();

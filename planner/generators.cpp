@@ -285,6 +285,39 @@ std::vector<Action> dualpipe_v_order(const Layout& layout, std::int32_t stage) {
   return order;
 }
 
+std::vector<std::vector<std::vector<Action>>> base_orders(std::string_view name,
+                                                          const Layout& layout) {
+  GeneratorOptions options;
+  options.layout = layout;
+  options.layout.dp = 1;
+  const Schedule base = generate_fault_free(name, options);
+  std::vector<std::vector<Action>> split;
+  for (const WorkerSchedule& w : base.workers) {
+    std::vector<Action>& order = split.emplace_back();
+    for (const Action& a : w.actions) {
+      if (a.type != ActionType::kBackward) {
+        order.push_back(a);
+        continue;
+      }
+      order.push_back({ActionType::kBackwardInput, a.virtual_stage, a.microbatch, a.owner});
+      order.push_back({ActionType::kBackwardWeight, a.virtual_stage, a.microbatch, a.owner});
+    }
+  }
+  std::vector<std::vector<std::vector<Action>>> out{std::move(split)};
+  if (canonical_schedule_name(name) == "1f1b") {
+    std::vector<std::vector<Action>>& h1 = out.emplace_back();
+    for (std::int32_t s = 0; s < layout.pp; ++s) h1.push_back(zb_h1_order(layout, s));
+  }
+  return out;
+}
+
+std::vector<std::int32_t> held_peaks(const std::vector<std::vector<Action>>& orders) {
+  std::vector<std::int32_t> out;
+  for (const std::vector<Action>& order : orders)
+    out.push_back(peak_held(order.data(), order.data() + order.size()));
+  return out;
+}
+
 std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostModel& model,
                                               std::vector<std::int32_t> memory_limit,
                                               bool staggered_optimizer, const RunOptions& run) {
@@ -294,7 +327,7 @@ std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout, const CostMo
   skeleton.staggered_optimizer = staggered_optimizer;
   OrderPlanOptions options;
   options.memory_limit = std::move(memory_limit);
-  options.fault_free_orders = true;
+  options.fault_free_orders = base_orders("1f1b", skeleton.layout);
   options.run = run;
   std::vector<std::vector<Action>> out;
   for (WorkerSchedule& w : plan_orders(skeleton, model, options).workers)

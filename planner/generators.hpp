@@ -76,6 +76,15 @@ struct GeneratorOptions {
 [[nodiscard]] std::vector<Action> zb_v_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> dualpipe_v_order(const Layout& layout, std::int32_t stage);
 [[nodiscard]] std::vector<Action> two_bw_order(const Layout& layout, std::int32_t stage);
+/// The fault-free orders a planner starts from on base schedule `name`, each one pipeline's (per
+/// stage, owner 0) with every fused B split into I then W, as the planners order F, I and W:
+/// 1f1b gives 1F1B split so and ZB-H1; interleaved, zb-v and dualpipe-v their own orders.
+/// InputError (as generate_fault_free) when `layout` does not suit the generator (layout_for).
+[[nodiscard]] std::vector<std::vector<std::vector<Action>>> base_orders(std::string_view name,
+                                                                        const Layout& layout);
+/// Per stage, the most chunks of activations `orders` hold at once: a base schedule's share of
+/// memory.
+[[nodiscard]] std::vector<std::int32_t> held_peaks(const std::vector<std::vector<Action>>& orders);
 /// All stages at once: the order depends on the costs, the network and the optimizer mode.
 /// `memory_limit` in micro-batches, per stage.
 [[nodiscard]] std::vector<std::vector<Action>> zb_h2_orders(const Layout& layout,

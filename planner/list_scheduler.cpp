@@ -20,6 +20,7 @@ struct Ready {
   Nanos ready = 0;
   std::int32_t microbatch = 0;
   std::int32_t owner = 0;
+  std::int32_t virtual_stage = 0;
 };
 
 /// A queue as a slice [head, tail) of one shared array, sized up front to the most it can ever
@@ -34,18 +35,23 @@ struct Slice {
 struct Weight {
   std::int32_t microbatch = 0;
   std::int32_t owner = 0;
+  std::int32_t virtual_stage = 0;
 };
 
 struct WorkerState {
   Nanos free_at = 0;
-  std::int32_t held = 0;
-  std::int32_t limit = 0;      ///< micro-batches of activations it may hold
+  std::int32_t held = 0;   ///< chunks of activations
+  std::int64_t limit = 0;  ///< chunks of activations it may hold
+  /// Forwards still to run here for micro-batches whose first chunk here ran (several chunks a
+  /// worker): room kept for them, so a micro-batch is let in only when all of its chunks fit.
+  std::int32_t reserved = 0;
   std::int64_t remaining = 0;  ///< actions still to place
   Nanos remaining_time = 0;    ///< their durations, summed
   /// Forward and input queues, ordered by (ready, rank). Items arrive almost in
   /// that order: every action of a stage costs the same and actions start in time order, so an
-  /// insertion from the back rarely moves more than a tie.
-  Slice forward, input;
+  /// insertion from the back rarely moves more than a tie. `forward` holds the Fs of a worker's
+  /// first chunk (each lets a micro-batch in), `later` those of its other chunks.
+  Slice forward, later, input;
   Slice own_weight, rerouted_weight;  ///< FIFO: Ws run in the order their Is ran
   std::int64_t candidate = -1;        ///< its candidate's key, -1 if none
   std::uint32_t version = 0;          ///< bumped whenever the candidate changes
@@ -126,23 +132,22 @@ class Scheduler {
         layout_(in.skeleton->layout),
         routes_(*in.skeleton),
         charged_(in.network != nullptr && !in.network->cluster.free()) {
-    RECYCLE_ASSERT(layout_.interleave == 1, "list scheduling needs interleave 1");
-    for (std::int32_t s = 0; s < layout_.pp; ++s) {
-      const Action probe{ActionType::kForward, s, 0, 0};
-      forward_cost_.push_back(in.costs->duration(probe));
-      input_cost_.push_back(in.costs->duration({ActionType::kBackwardInput, s, 0, 0}));
-      weight_cost_.push_back(in.costs->duration({ActionType::kBackwardWeight, s, 0, 0}));
-      backward_cost_.push_back(in.costs->duration({ActionType::kBackward, s, 0, 0}));
+    const std::int32_t last = layout_.virtual_stages() - 1;
+    for (std::int32_t v = 0; v <= last; ++v) {
+      forward_cost_.push_back(in.costs->duration({ActionType::kForward, v, 0, 0}));
+      input_cost_.push_back(in.costs->duration({ActionType::kBackwardInput, v, 0, 0}));
+      weight_cost_.push_back(in.costs->duration({ActionType::kBackwardWeight, v, 0, 0}));
+      backward_cost_.push_back(in.costs->duration({ActionType::kBackward, v, 0, 0}));
       for (const ActionType type : kMade) {
         // Only the readers whose last input this is: those it makes ready.
         DataConsumers ready;
-        for (const DataConsumer& c : consumers_of(type, s, layout_.pp - 1)) {
+        for (const DataConsumer& c : consumers_of(type, v, last)) {
           if (c.completes) ready.consumers[static_cast<std::size_t>(ready.count++)] = c;
         }
         readers_.push_back(ready);
       }
     }
-    sent_.assign(4 * static_cast<std::size_t>(layout_.pp), -1);
+    sent_.assign(4 * static_cast<std::size_t>(layout_.virtual_stages()), -1);
     index_.assign(static_cast<std::size_t>(layout_.workers()), -1);
     std::vector<WorkerId> failed = in.skeleton->failed;
     std::sort(failed.begin(), failed.end());
@@ -162,17 +167,25 @@ class Scheduler {
         x.limit = in.memory_limit[static_cast<std::size_t>(s)];
       }
     }
-    // Queue slices as long as the most they can hold: the micro-batches the worker runs, own and
-    // re-routed.
+    // Queue slices as long as the most they can hold: the chunks the worker runs, own and
+    // re-routed; the time it still has to compute, per chunk.
     std::vector<std::size_t> own(workers_.size(), 0), rerouted(workers_.size(), 0);
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
       if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
-      for (std::int32_t s = 0; s < layout_.pp; ++s) {
+      for (std::int32_t v = 0; v <= last; ++v) {
+        const auto vi = static_cast<std::size_t>(v);
+        // Saturated at kMaxClock, so that it stays a lower bound and `end + remaining_time` fits.
+        const Nanos per_chunk = std::min(
+            kMaxClock,
+            forward_cost_[vi] + (in.fuse_backward
+                                     ? backward_cost_[vi]
+                                     : std::min(kMaxClock, input_cost_[vi] + weight_cost_[vi])));
         for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
-          const std::int32_t w = worker_index(owner, s, mb);
+          const std::int32_t w = worker_index(owner, v, mb);
           RECYCLE_ASSERT(w >= 0, "a micro-batch is routed to a failed worker");
           const auto i = static_cast<std::size_t>(w);
           ++(owner == workers_[i].id.dp ? own : rerouted)[i];
+          workers_[i].remaining_time = std::min(kMaxClock, workers_[i].remaining_time + per_chunk);
         }
       }
     }
@@ -181,19 +194,10 @@ class Scheduler {
       WorkerState& x = workers_[w];
       const std::size_t n = own[w] + rerouted[w];
       x.remaining = 3 * static_cast<std::int64_t>(n);
-      const auto si = static_cast<std::size_t>(x.id.stage);
-      // Saturated at kMaxClock, so that it stays a lower bound and `end + remaining_time` fits.
-      const Nanos per_microbatch =
-          std::min(kMaxClock, forward_cost_[si] +
-                                  (in.fuse_backward
-                                       ? backward_cost_[si]
-                                       : std::min(kMaxClock, input_cost_[si] + weight_cost_[si])));
-      x.remaining_time = n == 0 || per_microbatch <= kMaxClock / static_cast<Nanos>(n)
-                             ? static_cast<Nanos>(n) * per_microbatch
-                             : kMaxClock;
       x.forward = {ready_slots, ready_slots};
-      x.input = {ready_slots + n, ready_slots + n};
-      ready_slots += 2 * n;
+      x.later = {ready_slots + n, ready_slots + n};
+      x.input = {ready_slots + 2 * n, ready_slots + 2 * n};
+      ready_slots += 3 * n;
       x.own_weight = {weight_slots, weight_slots};
       x.rerouted_weight = {weight_slots + own[w], weight_slots + own[w]};
       weight_slots += n;
@@ -208,7 +212,7 @@ class Scheduler {
       if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
       for (std::int32_t mb = 0; mb < layout_.microbatches; ++mb) {
         push_ready(workers_[static_cast<std::size_t>(worker_index(owner, 0, mb))].forward,
-                   {0, mb, owner});
+                   {0, mb, owner, 0});
       }
     }
   }
@@ -302,8 +306,9 @@ class Scheduler {
   }
 
   std::size_t flat(WorkerId id) const { return layout_.index(id); }
-  std::int32_t worker_index(std::int32_t owner, std::int32_t stage, std::int32_t mb) const {
-    return index_[flat({routes_.dp_of(owner, stage, mb), stage})];
+  /// The index of the worker that runs `owner`'s micro-batch `mb` at `virtual_stage`.
+  std::int32_t worker_index(std::int32_t owner, std::int32_t virtual_stage, std::int32_t mb) const {
+    return index_[flat(routes_.worker_of(owner, virtual_stage, mb))];
   }
 
   std::int64_t rank(const Ready& r) const {
@@ -316,7 +321,6 @@ class Scheduler {
     return a.ready != b.ready ? a.ready < b.ready : rank(a) < rank(b);
   }
 
-  /// How long what `made` produced on worker `from` takes to reach worker `to` (an index).
   /// How long what `made` produced on worker `from` takes to reach worker `to` (indices). The
   /// time depends only on the action's type and stage and on whether the two workers share a
   /// node: each is computed once.
@@ -327,7 +331,7 @@ class Scheduler {
     Nanos& memo = sent_[4 * static_cast<std::size_t>(made.virtual_stage) +
                         (made.type == ActionType::kForward ? 0 : 2) + (near ? 1 : 0)];
     if (memo < 0) {
-      const auto send = output_of(made, layout_.pp - 1);
+      const auto send = output_of(made, layout_.virtual_stages() - 1);
       memo = send ? in_.network->cluster.transfer_time(workers_[f].id, workers_[t].id,
                                                        in_.network->send_bytes(*send))
                   : 0;
@@ -346,6 +350,29 @@ class Scheduler {
     ready_[i] = r;
   }
 
+  /// The forward a worker would run next: the head of `later` (room for it is kept) or of
+  /// `forward` (which lets a new micro-batch in: only when all its chunks fit beside the held and
+  /// kept ones), whichever is ready first, `later` on ties; nullptr when neither may run.
+  Slice* next_forward(WorkerState& x) {
+    Slice* pick = nullptr;
+    Nanos at = 0;
+    const auto offer = [&](Slice& q, bool room) {
+      if (q.empty() || !room) return;
+      const Nanos t = std::max(x.free_at, ready_[q.head].ready);
+      if (pick == nullptr || t < at) {
+        pick = &q;
+        at = t;
+      }
+    };
+    offer(x.later, x.held < x.limit);
+    offer(x.forward, x.held + x.reserved + std::int64_t{layout_.interleave} <= x.limit);
+    return pick;
+  }
+  /// The W a worker would run next: its own first (re-routed ones only when none waits).
+  Slice& next_weight(WorkerState& x) {
+    return !x.own_weight.empty() ? x.own_weight : x.rerouted_weight;
+  }
+
   /// Recomputes the worker's best candidate and queues it if it changed.
   void refresh(std::int32_t w) {
     WorkerState& x = workers_[static_cast<std::size_t>(w)];
@@ -354,21 +381,27 @@ class Scheduler {
       const std::int64_t key = candidate_key(std::max(x.free_at, start), priority);
       if (best < 0 || key < best) best = key;
     };
-    const std::int32_t s = x.id.stage;
     if (!x.input.empty()) consider(ready_[x.input.head].ready, kInput);
-    const bool forward_waits =
-        in_.forward_waits_for_gradient && !x.input.empty() && !x.forward.empty() &&
-        ready_[x.input.head].ready < std::max(x.free_at, ready_[x.forward.head].ready) +
-                                         forward_cost_[static_cast<std::size_t>(x.id.stage)];
-    if (!x.forward.empty() && x.held < x.limit && !forward_waits)
-      consider(ready_[x.forward.head].ready, kForward);
-    const bool gradient_first =
-        in_.wait_for_gradient && !x.input.empty() &&
-        ready_[x.input.head].ready < x.free_at + weight_cost_[static_cast<std::size_t>(s)];
-    if (!gradient_first) {
-      if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
-      if (!x.rerouted_weight.empty())
-        consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
+    if (const Slice* f = next_forward(x)) {
+      const Ready& head = ready_[f->head];
+      const bool forward_waits =
+          in_.forward_waits_for_gradient && !x.input.empty() &&
+          ready_[x.input.head].ready <
+              std::max(x.free_at, head.ready) +
+                  forward_cost_[static_cast<std::size_t>(head.virtual_stage)];
+      if (!forward_waits) consider(head.ready, kForward);
+    }
+    if (!x.own_weight.empty() || !x.rerouted_weight.empty()) {
+      const Weight& next = weights_[next_weight(x).head];
+      const bool gradient_first =
+          in_.wait_for_gradient && !x.input.empty() &&
+          ready_[x.input.head].ready <
+              x.free_at + weight_cost_[static_cast<std::size_t>(next.virtual_stage)];
+      if (!gradient_first) {
+        if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
+        if (!x.rerouted_weight.empty())
+          consider(x.free_at, in_.defer_rerouted_w ? kReroutedWeight : kOwnWeight);
+      }
     }
     if (best == x.candidate) return;
     x.candidate = best;
@@ -378,9 +411,7 @@ class Scheduler {
 
   void execute(std::int32_t worker, std::int64_t key) {
     WorkerState& x = workers_[static_cast<std::size_t>(worker)];
-    const std::int32_t s = x.id.stage;
-    const auto si = static_cast<std::size_t>(s);
-    std::int32_t mb = 0, owner = 0;
+    std::int32_t mb = 0, owner = 0, v = 0;
     ActionType type = ActionType::kForward;
     Nanos duration = 0;
     switch (priority_of(key)) {
@@ -388,33 +419,40 @@ class Scheduler {
         const Ready& r = ready_[x.input.head++];
         mb = r.microbatch;
         owner = r.owner;
+        v = r.virtual_stage;
         if (in_.fuse_backward) {
           type = ActionType::kBackward;
-          duration = backward_cost_[si];
+          duration = backward_cost_[static_cast<std::size_t>(v)];
           --x.held;
         } else {
           type = ActionType::kBackwardInput;
-          duration = input_cost_[si];
+          duration = input_cost_[static_cast<std::size_t>(v)];
         }
         break;
       }
       case kForward: {
-        const Ready& r = ready_[x.forward.head++];
+        // The same choice refresh() made: nothing changed the worker since.
+        Slice* q = next_forward(x);
+        RECYCLE_ASSERT(q != nullptr, "list scheduling: a forward candidate with none to run");
+        const Ready& r = ready_[q->head++];
         mb = r.microbatch;
         owner = r.owner;
-        duration = forward_cost_[si];
+        v = r.virtual_stage;
+        duration = forward_cost_[static_cast<std::size_t>(v)];
         ++x.held;
+        // A micro-batch let in keeps room for its other chunks here; each of them uses its room.
+        x.reserved += q == &x.forward ? layout_.interleave - 1 : -1;
         break;
       }
       default: {
         // Own Ws first; a re-routed W runs here only when no own W waits (or deferral is off).
-        Slice& q = !x.own_weight.empty() ? x.own_weight : x.rerouted_weight;
-        const Weight& r = weights_[q.head++];
+        const Weight& r = weights_[next_weight(x).head++];
         mb = r.microbatch;
         owner = r.owner;
+        v = r.virtual_stage;
         --x.held;
         type = ActionType::kBackwardWeight;
-        duration = weight_cost_[si];
+        duration = weight_cost_[static_cast<std::size_t>(v)];
       }
     }
     const Nanos end = start_of(key) + duration;
@@ -425,25 +463,27 @@ class Scheduler {
     x.remaining_time -= duration;
     bound_ = std::max(bound_, end + x.remaining_time);
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
-    orders_[static_cast<std::size_t>(worker)].push_back({type, s, mb, owner});
+    orders_[static_cast<std::size_t>(worker)].push_back({type, v, mb, owner});
 
     // What this action made reaches its readers (planner/language/semantics.hpp, consumers_of); a
     // reader is ready when the last of its inputs is made. The input queue holds a chunk's I, or
     // its B when backwards are fused, and the weight queues its W after an I.
-    const Action made{type, s, mb, owner};
+    const Action made{type, v, mb, owner};
     const ActionType gradient_reader =
         in_.fuse_backward ? ActionType::kBackward : ActionType::kBackwardInput;
     std::int32_t other = -1;
-    for (const DataConsumer& c : readers_[si * kMade.size() + made_kind(type)]) {
+    for (const DataConsumer& c :
+         readers_[static_cast<std::size_t>(v) * kMade.size() + made_kind(type)]) {
       const std::int32_t reader = c.same_worker ? worker : worker_index(owner, c.virtual_stage, mb);
       WorkerState& r = workers_[static_cast<std::size_t>(reader)];
+      const Ready item{end + arrival(made, worker, reader), mb, owner, c.virtual_stage};
       if (c.type == ActionType::kForward) {
-        push_ready(r.forward, {end + arrival(made, worker, reader), mb, owner});
+        push_ready(layout_.chunk_of(c.virtual_stage) == 0 ? r.forward : r.later, item);
       } else if (c.type == gradient_reader) {
-        push_ready(r.input, {end + arrival(made, worker, reader), mb, owner});
+        push_ready(r.input, item);
       } else if (c.type == ActionType::kBackwardWeight && type == ActionType::kBackwardInput) {
         Slice& q = owner == r.id.dp ? r.own_weight : r.rerouted_weight;
-        weights_[q.tail++] = {mb, owner};
+        weights_[q.tail++] = {mb, owner, c.virtual_stage};
       } else {
         continue;
       }

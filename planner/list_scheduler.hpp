@@ -2,7 +2,8 @@
 // iteration with the planner's costs and, whenever a worker is free, starting the action that can
 // start earliest there, preferring
 //   I (it is on the critical path: upstream stages wait for its gradient),
-//   then F (only while the worker holds fewer activations than the memory limit),
+//   then F (only while the worker holds fewer activations than the memory limit; with several
+//   chunks a worker, the F of a later chunk before one that lets a new micro-batch in),
 //   then W of the worker's own micro-batches, then W of re-routed micro-batches (deferred into
 //   idle time, the decoupled-backprop trick of ReCycle and Zero Bubble).
 // Taking the action with the globally earliest start keeps it causal. ZB-H2 is this scheduler on
@@ -24,7 +25,9 @@ struct ListScheduleInput {
   const Schedule* skeleton =
       nullptr;  ///< layout, failed workers and routes; its worker lists are ignored
   const Costs* costs = nullptr;  ///< per virtual stage
-  /// Micro-batches of activations a worker may hold, per stage (size pp).
+  /// Chunks of activations a worker may hold, per stage (size pp): micro-batches x interleave
+  /// (chunk_limit). A micro-batch's first chunk on a worker runs only when all its chunks there
+  /// fit beside those held and those kept for micro-batches already let in.
   std::vector<std::int32_t> memory_limit;
   bool defer_rerouted_w = true;  ///< re-routed Ws after the worker's own Ws
   bool fuse_backward = false;    ///< run B (= I then W) as one action, as plain 1F1B does
@@ -57,7 +60,8 @@ struct ListScheduleResult {
   bool gave_up = false;  ///< stopped at ListScheduleInput::give_up_at: makespan is a lower bound
 };
 
-/// Needs interleave 1 and a route for every micro-batch whose owner's worker has failed. Each
+/// Any interleave and placement; needs a route for every micro-batch whose owner's worker has
+/// failed (a route moves all of a stage's chunks of the micro-batch to one peer). Each
 /// action starts as early as its worker's order allows: on a free network the makespan equals
 /// compute_timeline()'s for the returned lists.
 [[nodiscard]] ListScheduleResult list_schedule(const ListScheduleInput& input);

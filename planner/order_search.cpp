@@ -58,7 +58,8 @@ class Search {
     compute_.assign(nodes, 0);
     kind_.assign(nodes, -1);
     memory_.assign(nodes, 0);
-    node_of_.assign(static_cast<std::size_t>(layout_.dp) * static_cast<std::size_t>(layout_.pp) *
+    node_of_.assign(static_cast<std::size_t>(layout_.dp) *
+                        static_cast<std::size_t>(layout_.virtual_stages()) *
                         static_cast<std::size_t>(layout_.microbatches) * 3,
                     -1);
     for (std::int32_t w = 0; w < graph_->workers(); ++w) {
@@ -180,7 +181,8 @@ class Search {
  private:
   static std::int32_t kind(ActionType type) { return split_index(type); }
   std::size_t key(const Action& a, std::int32_t k) const {
-    return ((static_cast<std::size_t>(a.owner) * static_cast<std::size_t>(layout_.pp) +
+    return ((static_cast<std::size_t>(a.owner) *
+                 static_cast<std::size_t>(layout_.virtual_stages()) +
              static_cast<std::size_t>(a.virtual_stage)) *
                 static_cast<std::size_t>(layout_.microbatches) +
             static_cast<std::size_t>(a.microbatch)) *
@@ -337,7 +339,6 @@ OrderSearchResult search_orders(const OrderSearchInput& input,
                                 const std::vector<std::vector<WorkerSchedule>>& starts) {
   RECYCLE_ASSERT(input.skeleton != nullptr && input.model != nullptr,
                  "order search needs a skeleton and a cost model");
-  RECYCLE_ASSERT(input.skeleton->layout.interleave == 1, "order search needs interleave 1");
   RECYCLE_ASSERT(!starts.empty(), "order search needs a start");
   Search search(input, starts.front());
   OrderSearchResult out;
@@ -369,35 +370,72 @@ OrderSearchResult search_orders(const OrderSearchInput& input,
   return out;
 }
 
+namespace {
+
+/// Sums of the costs along the virtual stages, which the lower bounds read.
+struct Chains {
+  std::vector<StageCost> c;              ///< per virtual stage
+  std::vector<Nanos> before_f, after_i;  ///< Fs of the stages before v; Is of v and after
+  std::vector<Nanos> forwards;           ///< Fs of v and after
+  explicit Chains(const Layout& layout, const Costs& costs) {
+    const auto n = static_cast<std::size_t>(layout.virtual_stages());
+    for (std::size_t v = 0; v < n; ++v) c.push_back(costs.virtual_stages.at(v));
+    before_f.assign(n + 1, 0);
+    after_i.assign(n + 1, 0);
+    forwards.assign(n + 1, 0);
+    for (std::size_t v = 0; v < n; ++v) before_f[v + 1] = before_f[v] + c[v].forward;
+    for (std::size_t v = n; v-- > 0;) {
+      after_i[v] = after_i[v + 1] + c[v].backward_input;
+      forwards[v] = forwards[v + 1] + c[v].forward;
+    }
+  }
+};
+
+/// A worker's chunks: its lowest and highest virtual stage and, per micro-batch, the sums of its
+/// chunks' costs.
+struct Hosted {
+  std::size_t lowest = 0, highest = 0;
+  Nanos forward = 0, input = 0, weight = 0, largest_forward = 0;
+  Hosted(const Layout& layout, const Chains& chains, std::int32_t stage) {
+    lowest = static_cast<std::size_t>(layout.virtual_stage(stage, 0));
+    highest = lowest;
+    for (std::int32_t k = 0; k < layout.interleave; ++k) {
+      const auto v = static_cast<std::size_t>(layout.virtual_stage(stage, k));
+      lowest = std::min(lowest, v);
+      highest = std::max(highest, v);
+      forward += chains.c[v].forward;
+      input += chains.c[v].backward_input;
+      weight += chains.c[v].backward_weight;
+      largest_forward = std::max(largest_forward, chains.c[v].forward);
+    }
+  }
+};
+
+}  // namespace
+
 Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
   const Layout& layout = skeleton.layout;
-  const auto pp = static_cast<std::size_t>(layout.pp);
-  std::vector<StageCost> c(pp);
-  for (std::size_t s = 0; s < pp; ++s) c[s] = costs.virtual_stages.at(s);
-  // before_f[s]: forwards of the stages before s; after_i[s]: inputs of the stages after s.
-  std::vector<Nanos> before_f(pp + 1, 0), after_i(pp + 1, 0);
-  for (std::size_t s = 0; s < pp; ++s) before_f[s + 1] = before_f[s] + c[s].forward;
-  for (std::size_t s = pp; s-- > 0;) after_i[s] = after_i[s + 1] + c[s].backward_input;
-  const Nanos all_f = before_f[pp];
-  const Nanos last_w = c[0].backward_weight;
-  // The chain of one micro-batch: every F, every I, then stage 0's W.
-  Nanos bound = all_f + after_i[0] + last_w;
+  const Chains ch(layout, costs);
+  const std::size_t end = ch.c.size();
+  const Nanos all_f = ch.before_f[end];
+  const Nanos last_w = ch.c[0].backward_weight;
+  // The chain of one micro-batch: every F, every I, then the first virtual stage's W.
+  Nanos bound = all_f + ch.after_i[0] + last_w;
   for (const auto& [w, n] : work_per_worker(skeleton)) {
-    const std::size_t s = static_cast<std::size_t>(w.stage);
-    const Nanos release_f = before_f[s];
-    const Nanos release_i = all_f + after_i[s + 1];
-    const Nanos after_i_here = after_i[0] - after_i[s];  // the Is of the stages before s
-    const Nanos work = c[s].forward + c[s].backward_input + c[s].backward_weight;
-    bound =
-        std::max({bound,
-                  // all its work, from its first input on
-                  release_f + n * work,
-                  // its Is and Ws, from the first gradient on
-                  release_i + n * (c[s].backward_input + c[s].backward_weight),
-                  // its last F, then that micro-batch's way to the end
-                  release_f + n * c[s].forward + (all_f - before_f[s + 1]) + after_i[0] + last_w,
-                  // its last I, then the way down to stage 0 and its W
-                  release_i + n * c[s].backward_input + after_i_here + last_w});
+    const Hosted h(layout, ch, w.stage);
+    // Its first F needs the Fs before its lowest chunk; its first I the chain down to its highest.
+    const Nanos release_f = ch.before_f[h.lowest];
+    const Nanos release_i = all_f + ch.after_i[h.highest + 1];
+    bound = std::max(
+        {bound,
+         // all its work, from its first input on
+         release_f + n * (h.forward + h.input + h.weight),
+         // its Is and Ws, from the first gradient on
+         release_i + n * (h.input + h.weight),
+         // its last F (of its highest chunk at the latest), then that micro-batch's way to the end
+         release_f + n * h.forward + (all_f - ch.before_f[h.highest + 1]) + ch.after_i[0] + last_w,
+         // its last I (of its lowest chunk at the earliest), then the way down and the first W
+         release_i + n * h.input + (ch.after_i[0] - ch.after_i[h.lowest]) + last_w});
   }
   return bound;
 }
@@ -405,26 +443,23 @@ Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
 Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
                          const std::vector<std::int32_t>& memory_limit) {
   if (!skeleton.staggered_optimizer) return makespan_lower_bound(skeleton, costs);
-  const auto pp = static_cast<std::size_t>(skeleton.layout.pp);
-  // chain[s]: from a worker's first F at stage s to its first I: every F from s to the last
-  // stage, then every I back to s + 1.
-  std::vector<Nanos> forwards(pp + 1, 0), inputs(pp + 1, 0);  // sums from stage s on
-  for (std::size_t s = pp; s-- > 0;) {
-    forwards[s] = forwards[s + 1] + costs.virtual_stages.at(s).forward;
-    inputs[s] = inputs[s + 1] + costs.virtual_stages.at(s).backward_input;
-  }
-  std::vector<Nanos> chain(pp);
-  for (std::size_t s = 0; s < pp; ++s) chain[s] = forwards[s] + inputs[s + 1];
+  const Layout& layout = skeleton.layout;
+  const Chains ch(layout, costs);
   Nanos bound = 0;
   for (const auto& [w, n] : work_per_worker(skeleton)) {
     const auto s = static_cast<std::size_t>(w.stage);
-    const StageCost& c = costs.virtual_stages.at(s);
+    const Hosted h(layout, ch, w.stage);
     const Nanos opt = s < costs.optimizer.size() ? costs.optimizer[s] : 0;
-    // Before its first I the worker can run only Fs, at most as many as it may hold.
+    // From its first F (of its lowest chunk) to its first I (of its highest: every other I of a
+    // micro-batch follows that one): every F from the lowest chunk to the last virtual stage, then
+    // every I back to just after the highest. Before it the worker can run only Fs, at most as
+    // many chunks as it may hold.
+    const Nanos chain = ch.forwards[h.lowest] + ch.after_i[h.highest + 1];
+    const std::int64_t chunks = n * layout.interleave;
     const std::int64_t early =
-        std::min<std::int64_t>(n, memory_limit.empty() ? n : memory_limit.at(s));
-    const Nanos idle = std::max<Nanos>(0, chain[s] - early * c.forward);
-    bound = std::max(bound, n * (c.forward + c.backward_input + c.backward_weight) + idle + opt);
+        std::min<std::int64_t>(chunks, memory_limit.empty() ? chunks : memory_limit.at(s));
+    const Nanos idle = std::max<Nanos>(0, chain - early * h.largest_forward);
+    bound = std::max(bound, n * (h.forward + h.input + h.weight) + idle + opt);
   }
   return bound;
 }

@@ -26,10 +26,10 @@
 namespace recycle::planner {
 
 struct OrderSearchInput {
-  /// Layout (interleave 1), failed workers, routes and the optimizer mode (the objective).
+  /// Layout (any interleave), failed workers, routes and the optimizer mode (the objective).
   const Schedule* skeleton = nullptr;
   const CostModel* model = nullptr;        ///< compute costs; its network charges remote inputs
-  std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
+  std::vector<std::int32_t> memory_limit;  ///< chunks of activations, per stage (chunk_limit)
   /// Work allowed, in node visits: each evaluation costs the graph's nodes per iteration walked.
   std::int64_t budget = 0;
 };
@@ -50,12 +50,13 @@ struct OrderSearchResult {
     const OrderSearchInput& input, const std::vector<std::vector<WorkerSchedule>>& starts);
 
 /// A lower bound on the makespan of any order with these routes and costs: the longest dependency
-/// chain of one micro-batch, and for each worker the earliest its work can start plus all of it.
+/// chain of one micro-batch, and for each worker the earliest its work can start plus all of it
+/// (with several chunks a worker, its lowest chunk's F and its highest chunk's I start its work).
 [[nodiscard]] Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs);
 
 /// A lower bound on the steady-state period of any order with these routes, costs and memory
-/// limits (per stage; empty: none) under the skeleton's optimizer mode. With the barrier, the
-/// makespan's bound. Staggered, every worker runs one iteration's work within each period, and
+/// limits (chunks per stage; empty: none) under the skeleton's optimizer mode. With the barrier,
+/// the makespan's bound. Staggered, every worker runs one iteration's work within each period, and
 /// before its first I it can run only Fs, at most as many as it may hold, while that I waits for
 /// the chain of Fs down to the last stage and Is back: work + max(0, chain - held Fs), the
 /// largest over the workers.

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
+#include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/planning_work.hpp"
 
@@ -86,8 +87,10 @@ PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures
   }
   PlanTable table;
   table.layout = base.layout;
+  table.base = std::string(canonical_schedule_name(base.base));
   table.max_failures = max_failures;
-  table.memory_limit = base.memory_limit.value_or(base.layout.pp);
+  const std::vector<std::int32_t> limits = recycle_memory_limits(base);
+  table.memory_limit = base.memory_limit.value_or(*std::max_element(limits.begin(), limits.end()));
   // Counted before any is planned: the sets stop at the most plans the work limit allows.
   const std::int64_t max_sets = max_plans(base.layout);
   const auto sets =

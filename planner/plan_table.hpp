@@ -16,6 +16,7 @@ namespace recycle::planner {
 
 struct PlanTable {
   Layout layout;
+  std::string base = "1f1b";  ///< the schedule the plans are made on (RecycleOptions::base)
   std::int32_t max_failures = 0;
   std::int32_t memory_limit = 0;
   std::map<std::string, RecyclePlan> plans;  ///< canonical key -> plan in canonical labels

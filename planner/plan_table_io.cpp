@@ -1,5 +1,7 @@
 #include "planner/plan_table_io.hpp"
 
+#include <algorithm>
+
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/json.hpp"
@@ -17,9 +19,8 @@ std::string to_json(const PlanTable& table) {
   const Layout& l = table.layout;
   std::string out = "{\n";
   out += std::string(R"(  "format": ")") + kFormat + "\",\n";
-  out += R"(  "layout": {"dp": )" + std::to_string(l.dp) + R"(, "pp": )" + std::to_string(l.pp) +
-         R"(, "microbatches": )" + std::to_string(l.microbatches) + R"(, "interleave": )" +
-         std::to_string(l.interleave) + "},\n";
+  out += R"(  "layout": )" + layout_json(l) + ",\n";
+  out += R"(  "base": )" + nlohmann::json(table.base).dump() + ",\n";
   out += R"(  "memory_limit": )" + std::to_string(table.memory_limit) + ",\n";
   out += R"(  "max_failures": )" + std::to_string(table.max_failures) + ",\n";
   out += R"(  "plans": [)";
@@ -40,11 +41,14 @@ PlanTable plan_table_from_json(const std::string& text, const std::string& sourc
   const JsonView format = view.at("format");
   format.check_format(kFormat);
   PlanTable table;
-  const JsonView layout = view.at("layout");
-  table.layout = {static_cast<std::int32_t>(layout.at("dp").as_int(1, kMaxDp)),
-                  static_cast<std::int32_t>(layout.at("pp").as_int(1, kMaxPp)),
-                  static_cast<std::int32_t>(layout.at("microbatches").as_int(1, kMaxMicrobatches)),
-                  static_cast<std::int32_t>(layout.at("interleave").as_int(1, kMaxInterleave))};
+  table.layout = read_layout(view.at("layout"));
+  // Tables written before ReCycle planned on other bases are 1F1B's.
+  if (const auto base = view.find("base")) {
+    table.base = base->as_string();
+    const auto& names = recycle_base_names();
+    if (std::find(names.begin(), names.end(), table.base) == names.end())
+      base->fail("is not a schedule ReCycle plans on");
+  }
   table.memory_limit =
       static_cast<std::int32_t>(view.at("memory_limit").as_int(1, kMaxMicrobatches));
   table.max_failures =

@@ -4,7 +4,9 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/semantics.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/order_search.hpp"
 #include "planner/timing/memory.hpp"
@@ -17,9 +19,8 @@ std::size_t flat(const Layout& layout, std::int32_t dp, std::int32_t stage) {
   return layout.index({dp, stage});
 }
 
-/// Shared by both planners: the layout check and the dead-stage answer.
+/// Shared by both planners: the dead-stage answer.
 std::optional<RecyclePlan> infeasible(const Layout& layout, const std::vector<WorkerId>& failed) {
-  RECYCLE_ASSERT(layout.interleave == 1, "ReCycle plans need interleave 1");
   const std::int32_t dead = dead_stage(failed, layout);
   if (dead < 0) return std::nullopt;
   RecyclePlan plan;
@@ -41,7 +42,58 @@ Schedule skeleton(const Layout& layout, const std::vector<WorkerId>& failed, std
   return s;
 }
 
+/// The base's own orders (planner/generators.hpp, base_orders), checked: InputError for a base
+/// ReCycle does not plan on, or a layout it cannot run.
+std::vector<std::vector<std::vector<Action>>> checked_base(const RecycleOptions& options) {
+  const std::string_view base = canonical_schedule_name(options.base);
+  const auto& names = recycle_base_names();
+  if (std::find(names.begin(), names.end(), base) == names.end()) {
+    std::string known;
+    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+    throw InputError("--base", "ReCycle plans on " + known + "; got '" + options.base + "'");
+  }
+  return base_orders(base, options.layout);
+}
+
+/// Per stage, chunks of activations: `limit` (micro-batches) counted in chunks.
+std::vector<std::int32_t> in_chunks(const Layout& layout, std::vector<std::int32_t> limit) {
+  for (std::int32_t& l : limit) l = static_cast<std::int32_t>(chunk_limit(l, layout.interleave));
+  return limit;
+}
+
+/// Per stage, the base's share of memory in chunks: its own peak, and at least 1F1B's pp - s
+/// micro-batches (with fewer micro-batches than stages a base holds less than it may).
+std::vector<std::int32_t> base_share(const Layout& layout,
+                                     const std::vector<std::vector<Action>>& base) {
+  std::vector<std::int32_t> share = held_peaks(base);
+  for (std::int32_t s = 0; s < layout.pp; ++s) {
+    auto& chunks = share[static_cast<std::size_t>(s)];
+    chunks =
+        std::max(chunks, static_cast<std::int32_t>(chunk_limit(layout.pp - s, layout.interleave)));
+  }
+  return share;
+}
+
+/// The memory limit when none is given: the base's share, in micro-batches (1F1B's: pp).
+std::int32_t base_limit(const Layout& layout, const std::vector<std::int32_t>& share) {
+  std::int32_t most = 1;
+  for (const std::int32_t chunks : share)
+    most = std::max(most, (chunks + layout.interleave - 1) / layout.interleave);
+  return most;
+}
+
 }  // namespace
+
+const std::vector<std::string>& recycle_base_names() {
+  static const std::vector<std::string> names = {"1f1b", "interleaved", "zb-v", "dualpipe-v"};
+  return names;
+}
+
+std::string recycle_base_for(std::string_view schedule) {
+  const std::string_view name = canonical_schedule_name(schedule);
+  const auto& names = recycle_base_names();
+  return std::find(names.begin(), names.end(), name) != names.end() ? std::string(name) : "1f1b";
+}
 
 std::vector<Route> balanced_routes(const Layout& layout, const std::vector<WorkerId>& failed,
                                    const CostModel& model) {
@@ -103,7 +155,14 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
   return routes;
 }
 
+std::vector<std::int32_t> recycle_memory_limits(const RecycleOptions& options) {
+  const std::vector<std::int32_t> share = base_share(options.layout, checked_base(options).front());
+  return planning_limits(options.model, options.layout, options.memory_limit,
+                         base_limit(options.layout, share));
+}
+
 RecyclePlan plan_recycle(const RecycleOptions& options) {
+  std::vector<std::vector<std::vector<Action>>> base = checked_base(options);
   if (auto no = infeasible(options.layout, options.failed)) return *no;
   const Layout& layout = options.layout;
   const CanonicalFailures canonical = options.model.cluster.pipelines_interchangeable()
@@ -119,9 +178,12 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (fault_free) skel.layout.dp = 1;
 
   OrderPlanOptions plan_options;
-  plan_options.memory_limit = planning_limits(model, layout, options.memory_limit, layout.pp);
+  const std::vector<std::int32_t> share = base_share(layout, base.front());
+  plan_options.memory_limit =
+      planning_limits(model, layout, options.memory_limit, base_limit(layout, share));
   plan_options.defer_rerouted_w = options.defer_rerouted_w;
-  plan_options.fault_free_orders = fault_free;
+  plan_options.share = share;
+  if (fault_free) plan_options.fault_free_orders = std::move(base);
   plan_options.search_work = options.search_work;
   plan_options.timed_actions = options.timed_actions;
   plan_options.run = options.run;
@@ -161,13 +223,13 @@ Nanos recycle_period_bound(const RecycleOptions& options) {
     model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
   Schedule skel = skeleton(layout, options.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
-  return period_lower_bound(skel, model.compute,
-                            planning_limits(model, layout, options.memory_limit, layout.pp));
+  return period_lower_bound(skel, model.compute, in_chunks(layout, recycle_memory_limits(options)));
 }
 
 RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed) {
   // Plain 1F1B on every worker, re-routed micro-batches included: fused B before F, F while the
   // stage holds fewer than its 1F1B share (pp - s), nothing deferred.
+  RECYCLE_ASSERT(layout.interleave == 1, "naive re-routing is planned on 1F1B");
   if (auto no = infeasible(layout, failed)) return *no;
   const Schedule skel = skeleton(layout, failed, "1f1b");
   const Costs costs = Costs::uniform(layout.virtual_stages(), {1, 1, 1});

@@ -1,5 +1,6 @@
 // recycle degradation: how the iteration time grows with the number of failed workers, for
-// ReCycle's adaptive plans against the naive re-route and the fault-free bound (docs/recycle.md).
+// ReCycle's adaptive plans on a base schedule against the base without failures, the naive
+// re-route (on a 1F1B base) and the fault-free bound (docs/recycle.md).
 #include <algorithm>
 #include <cstdio>
 #include <numeric>
@@ -13,6 +14,7 @@
 
 #include "core/error.hpp"
 #include "core/file_io.hpp"
+#include "planner/generators.hpp"
 #include "planner/planning_work.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/memory.hpp"
@@ -20,6 +22,7 @@
 #include "sim/simulator.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/schedule_request.hpp"
 #include "tools/whole_range.hpp"
 
 namespace recycle::tools {
@@ -28,6 +31,7 @@ namespace {
 
 struct DegradationOptions {
   LayoutOptions layout;
+  std::string base;  ///< the schedule ReCycle plans on; empty: the job's (recycle_base_for), 1f1b
   std::int32_t stage = -1;  ///< the stage for the one-stage pattern; default pp / 2
   std::optional<std::int32_t> memory_limit;  ///< micro-batches per worker; default pp
   std::optional<std::int32_t> max_failures;  ///< the last row's failures; default dp - 1
@@ -51,18 +55,23 @@ std::vector<planner::WorkerId> pattern(const std::string& kind, std::int32_t k, 
 struct Row {
   std::string pattern;
   std::int32_t failures = 0;
-  Nanos recycle = 0;           ///< planned for and run with the staggered optimizer
-  Nanos recycle_barrier = 0;   ///< planned for and run with the optimizer barrier
-  std::optional<Nanos> naive;  ///< none when the naive re-route does not fit the workers' memory
-  Nanos bound = 0;             ///< total work / live workers
-  Nanos stage_bound = 0;       ///< max over stages of the stage's work / its live workers
+  Nanos recycle = 0;          ///< planned for and run with the staggered optimizer
+  Nanos recycle_barrier = 0;  ///< planned for and run with the optimizer barrier
+  /// none when the naive re-route does not fit the workers' memory, or the base is not 1F1B
+  std::optional<Nanos> naive;
+  Nanos bound = 0;        ///< total work / live workers
+  Nanos stage_bound = 0;  ///< max over stages of the stage's work / its live workers
 };
 
 int run_degradation(const DegradationOptions& o) {
-  // ReCycle and the naive re-route run on a 1F1B base: the job, if any, is timed as one.
-  const RunModel on = o.layout.resolve("1f1b");
+  // ReCycle plans on the base, and the naive re-route on 1F1B: the job is timed as the base.
+  const profiles::Job* job = o.layout.loaded_job();
+  const std::string base = !o.base.empty()  ? o.base
+                           : job != nullptr ? planner::recycle_base_for(job->schedule)
+                                            : "1f1b";
+  const RunModel on = o.layout.resolve(base);
   const planner::Layout& layout = on.layout;
-  if (layout.interleave != 1) throw InputError("--interleave", "failures need --interleave 1");
+  const bool one_f_one_b = planner::canonical_schedule_name(base) == "1f1b";
   const std::int32_t stage = o.stage < 0 ? layout.pp / 2 : o.stage;
   if (stage >= layout.pp)
     throw InputError("--stage", "expected a stage below --pp (" + std::to_string(layout.pp) + ")");
@@ -80,10 +89,27 @@ int run_degradation(const DegradationOptions& o) {
       fits >= 0 ? fmt::format("give --max-failures {} or less", fits) : "a smaller layout");
   const planner::CostModel& model = on.model;
   const planner::Costs& costs = model.compute;
-  // What ReCycle plans for: the given limit, or pp, lowered on each stage to what fits (the
-  // planner's own rule, planner/timing/memory.hpp).
-  const std::vector<std::int32_t> limits =
-      planner::planning_limits(model, layout, o.memory_limit, layout.pp);
+  // The base without failures, as the job runs it (the optimizer barrier); checks the base's name
+  // and layout.
+  planner::GeneratorOptions generator;
+  generator.layout = layout;
+  generator.model = model;
+  planner::Schedule fault_free_base;
+  try {
+    fault_free_base = planner::generate_fault_free(base, generator);
+  } catch (const InputError& e) {
+    if (e.where() != "--schedule") throw;
+    throw InputError("--base", e.problem());
+  }
+  planner::check_memory(fault_free_base, model, o.layout.cost_source());
+  // What ReCycle plans for: the given limit, or the base's share, lowered on each stage to what
+  // fits (the planner's own rule).
+  planner::RecycleOptions planning;
+  planning.layout = layout;
+  planning.base = base;
+  planning.model = model;
+  planning.memory_limit = o.memory_limit;
+  const std::vector<std::int32_t> limits = planner::recycle_memory_limits(planning);
   const std::int32_t least = *std::min_element(limits.begin(), limits.end());
   const bool uneven = std::any_of(limits.begin(), limits.end(), [&](auto l) { return l != least; });
   const auto iteration = [&](planner::Schedule schedule) {
@@ -105,22 +131,21 @@ int run_degradation(const DegradationOptions& o) {
   for (const std::string kind : {"one stage", "spread"}) {
     for (std::int32_t k = 0; k <= max_failures; ++k) {
       if (kind == "spread" && k == 0) continue;
-      planner::RecycleOptions options;
-      options.layout = layout;
+      planner::RecycleOptions options = planning;
       options.failed = pattern(kind, k, stage, layout);
-      options.model = model;
-      options.memory_limit = o.memory_limit;
       const planner::RecyclePlan plan = planner::plan_recycle(options);
       options.staggered_optimizer = false;
       const planner::RecyclePlan barrier = planner::plan_recycle(options);
-      const planner::RecyclePlan naive = planner::plan_naive_reroute(layout, options.failed);
-      // Fault-free 1F1B must fit, as `simulate` requires; a naive re-route that piles more
-      // micro-batches on a survivor than fit is a row without it.
-      if (k == 0) planner::check_memory(naive.schedule, model, o.layout.cost_source());
-      const bool naive_fits =
-          model.worker_memory <= 0 ||
-          std::ranges::all_of(planner::peak_memory(naive.schedule, model),
-                              [&](Bytes peak) { return peak <= model.worker_memory; });
+      // A naive re-route that piles more micro-batches on a survivor than fit is a row without
+      // it; on another base than 1F1B there is none.
+      std::optional<Nanos> naive;
+      if (one_f_one_b) {
+        const planner::RecyclePlan n = planner::plan_naive_reroute(layout, options.failed);
+        if (model.worker_memory <= 0 ||
+            std::ranges::all_of(planner::peak_memory(n.schedule, model),
+                                [&](Bytes peak) { return peak <= model.worker_memory; }))
+          naive = iteration(n.schedule);
+      }
       const auto live = static_cast<Nanos>(layout.workers()) - k;
       Nanos stage_bound = 0;
       for (std::int32_t s = 0; s < layout.pp; ++s) {
@@ -130,21 +155,25 @@ int run_degradation(const DegradationOptions& o) {
         stage_bound =
             std::max(stage_bound, (stage_work[static_cast<std::size_t>(s)] + alive - 1) / alive);
       }
-      rows.push_back({kind, k, iteration(plan.schedule), iteration(barrier.schedule),
-                      naive_fits ? std::optional(iteration(naive.schedule)) : std::nullopt,
+      rows.push_back({kind, k, iteration(plan.schedule), iteration(barrier.schedule), naive,
                       (work + live - 1) / live, stage_bound});
     }
   }
-  const Nanos fault_free = *rows.front().naive;  // 0 failures, naive re-route = plain 1F1B
+  const Nanos fault_free = iteration(fault_free_base);
   o.layout.require_time(fault_free);
 
   std::string out;
   if (o.json) {
     nlohmann::ordered_json j;
-    j["layout"] = {{"dp", layout.dp}, {"pp", layout.pp}, {"microbatches", layout.microbatches}};
+    j["layout"] = {{"dp", layout.dp},
+                   {"pp", layout.pp},
+                   {"microbatches", layout.microbatches},
+                   {"interleave", layout.interleave},
+                   {"placement", planner::placement_name(layout.placement)}};
+    j["base"] = fault_free_base.generator;
     j["memory_limit"] = least;
     j["memory_limits"] = limits;
-    j["fault_free_1f1b_s"] = to_seconds(fault_free);
+    j["fault_free_s"] = to_seconds(fault_free);
     j["rows"] = nlohmann::ordered_json::array();
     for (const Row& r : rows) {
       j["rows"].push_back({{"pattern", r.pattern},
@@ -161,18 +190,21 @@ int run_degradation(const DegradationOptions& o) {
     out = j.dump(2) + "\n";
   } else {
     out = fmt::format(
-        "dp {} x pp {}, {} micro-batches; fault-free 1F1B iteration {:g} s; one-stage failures on "
+        "dp {} x pp {}{}, {} micro-batches; fault-free {} iteration {:g} s; one-stage failures on "
         "stage {}; ReCycle memory limit {} micro-batches\n",
-        layout.dp, layout.pp, layout.microbatches, to_seconds(fault_free), stage,
+        layout.dp, layout.pp,
+        layout.interleave > 1 ? fmt::format(" x {} chunks", layout.interleave) : std::string(),
+        layout.microbatches, fault_free_base.generator, to_seconds(fault_free), stage,
         uneven ? fmt::format("{} (stages 0..{}: what fits in memory)", fmt::join(limits, ", "),
                              layout.pp - 1)
                : std::to_string(least));
     out += fmt::format("{:<10} {:>8} {:>12} {:>12} {:>12} {:>12} {:>12} {:>14}\n", "pattern",
                        "failures", "recycle (s)", "no stagger", "naive (s)", "bound (s)",
-                       "stage bound", "recycle/1F1B");
+                       "stage bound", "recycle/base");
     for (const Row& r : rows) {
-      const std::string naive =
-          r.naive ? fmt::format("{:.6g}", to_seconds(*r.naive)) : std::string("no fit");
+      const std::string naive = r.naive       ? fmt::format("{:.6g}", to_seconds(*r.naive))
+                                : one_f_one_b ? std::string("no fit")
+                                              : std::string("-");
       out +=
           fmt::format("{:<10} {:>8} {:>12.6g} {:>12.6g} {:>12} {:>12.6g} {:>12.6g} {:>14.3f}\n",
                       r.pattern, r.failures, to_seconds(r.recycle), to_seconds(r.recycle_barrier),
@@ -192,10 +224,12 @@ Command add_degradation_command(CLI::App& app) {
                                      "Iteration time as failures grow: ReCycle against the naive "
                                      "re-route and the fault-free bound");
   o->layout.add_to(*sub);
+  add_base_option(*sub, o->base);
   sub->add_option("--stage", o->stage, "Stage of the one-stage failure pattern (default pp / 2)")
       ->check(whole_range(0, planner::kMaxPp - 1));
   sub->add_option("--memory-limit", o->memory_limit,
-                  "Most micro-batches of activations a ReCycle worker may hold (default pp)")
+                  "Most micro-batches of activations a ReCycle worker may hold (default: the "
+                  "base's peak, at least pp)")
       ->check(whole_range(1, planner::kMaxMicrobatches));
   sub->add_option("--max-failures", o->max_failures,
                   "Rows up to K failed workers (default dp - 1, every row)")
@@ -205,6 +239,9 @@ Command add_degradation_command(CLI::App& app) {
   sub->footer(examples({
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1",
       "recycle degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --memory-limit 16",
+      "recycle degradation --pp 4 --dp 4 --microbatches 8 --costs 1,1,1 --base zb-v",
+      "recycle degradation --pp 4 --dp 4 --microbatches 8 --interleave 2 --costs 1,1,1 --base "
+      "interleaved",
       "recycle degradation --pp 4 --dp 4 --microbatches 8 --profile profile.json --json",
       "recycle degradation --job job.json",
       "recycle degradation --pp 16 --dp 256 --microbatches 32 --costs 1,1,1 --max-failures 8",

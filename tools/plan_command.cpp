@@ -60,13 +60,12 @@ int run_check(const PlanOptions& o) {
 
 int run_generate(const PlanOptions& o) {
   ScheduleRequest request = o.request;
-  if (const profiles::Job* job = o.layout.loaded_job(); job && request.name.empty())
-    request.name = job->schedule;
+  request.settle(o.layout.loaded_job());
   if (request.name.empty())
     throw InputError("--schedule", "required (or give --check FILE, or --job FILE)");
   request.cost_source = o.layout.cost_source();
   request.layout_source = o.layout.job;
-  const RunModel on = o.layout.resolve(request.name);
+  const RunModel on = o.layout.resolve(request.placed_by());
   const planner::Layout& layout = on.layout;
   const planner::CostModel& model = on.model;
   std::string why;

@@ -10,6 +10,7 @@
 #include "planner/plan_table_io.hpp"
 #include "tools/command.hpp"
 #include "tools/layout_options.hpp"
+#include "tools/schedule_request.hpp"
 #include "tools/whole_range.hpp"
 
 namespace recycle::tools {
@@ -18,6 +19,7 @@ namespace {
 
 struct PlanTableOptions {
   LayoutOptions layout;
+  std::string base;  ///< the schedule ReCycle plans on; empty: the job's (recycle_base_for), 1f1b
   std::int32_t max_failures = 1;
   std::optional<std::int32_t> memory_limit;
   bool no_stagger = false;
@@ -27,10 +29,12 @@ struct PlanTableOptions {
 int run_plan_table(const PlanTableOptions& o) {
   if (o.output.empty()) throw InputError("--output", "required: the plan table file to write");
   planner::RecycleOptions base;
-  const RunModel on = o.layout.resolve("recycle");
+  const profiles::Job* job = o.layout.loaded_job();
+  base.base = !o.base.empty()  ? o.base
+              : job != nullptr ? planner::recycle_base_for(job->schedule)
+                               : "1f1b";
+  const RunModel on = o.layout.resolve(base.base);
   base.layout = on.layout;
-  if (base.layout.interleave != 1)
-    throw InputError("--interleave", "plan tables need --interleave 1");
   base.model = on.model;
   base.memory_limit = o.memory_limit;
   base.staggered_optimizer = !o.no_stagger;
@@ -54,6 +58,7 @@ Command add_plan_table_command(CLI::App& app) {
   CLI::App* sub = app.add_subcommand(
       "plan-table", "Precompute ReCycle plans for every failure set up to a bound");
   o->layout.add_to(*sub);
+  add_base_option(*sub, o->base);
   sub->add_option("--max-failures", o->max_failures,
                   "Plan every failure set of up to K failed workers (default 1)")
       ->check(whole_range(0, 64));

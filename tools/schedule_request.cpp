@@ -6,6 +6,7 @@
 #include "planner/exact_planner.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/language/semantics.hpp"
 #include "planner/language/validator.hpp"
 #include "planner/plan_table.hpp"
 #include "planner/plan_table_io.hpp"
@@ -24,7 +25,7 @@ void enforce_memory_limit(const planner::Schedule& schedule, std::optional<std::
   const auto peaks = planner::peak_inflight_chunks(schedule);
   const std::int32_t chunks = schedule.layout.interleave;
   for (std::size_t w = 0; w < peaks.size(); ++w) {
-    if (peaks[w] <= *limit * chunks) continue;
+    if (peaks[w] <= planner::chunk_limit(*limit, chunks)) continue;
     throw InputError("--memory-limit", schedule.generator + " holds " +
                                            fmt_microbatches(peaks[w], chunks) +
                                            " micro-batches of activations on worker " +
@@ -39,6 +40,10 @@ planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
                                               const std::vector<planner::WorkerId>& failed,
                                               std::string& why) const {
   const planner::PlanTable table = planner::load_plan_table(plan_table);
+  if (planner::canonical_schedule_name(placed_by()) != table.base) {
+    throw InputError("--plan-table", plan_table + " was planned on the " + table.base +
+                                         " base; give --base " + table.base);
+  }
   if (!(table.layout == layout)) {
     throw InputError("--plan-table", plan_table + " was made for another layout (dp " +
                                          std::to_string(table.layout.dp) + " x pp " +
@@ -53,6 +58,7 @@ planner::RecyclePlan ScheduleRequest::look_up(const planner::Layout& layout,
   if (const std::int32_t dead = planner::dead_stage(failed, layout); dead >= 0) {
     planner::RecycleOptions options;
     options.layout = layout;
+    options.base = placed_by();
     options.failed = failed;
     planner::RecyclePlan none =
         planner::plan_recycle(options);  // infeasible at once, with the reason
@@ -82,6 +88,7 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
   const planner::Costs& costs = model.compute;
   planner::ExactOptions options;
   options.layout = layout;
+  options.base = placed_by();
   options.failed = failed;
   options.costs = costs;
   // One limit for every stage: the tightest of what fits each (planner/timing/memory.hpp).
@@ -111,6 +118,15 @@ planner::RecyclePlan ScheduleRequest::solve_exact(const planner::Layout& layout,
   return plan;
 }
 
+CLI::Option* add_base_option(CLI::App& app, std::string& base) {
+  std::string bases;
+  for (const auto& n : planner::recycle_base_names()) bases += (bases.empty() ? "" : "|") + n;
+  return app.add_option("--base", base,
+                        "recycle: the fault-free schedule it plans on, " + bases +
+                            " (default: a --job's own schedule when it is one of them, else "
+                            "1f1b); give --interleave N for interleaved");
+}
+
 CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
   std::string names;
   for (const auto& n : planner::fault_free_generator_names()) names += n + "|";
@@ -128,6 +144,7 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
                "barrier); generated schedules are planned for it");
   app.add_flag("--no-stagger", no_stagger,
                "recycle: keep the global optimizer barrier instead of staggering");
+  add_base_option(app, base);
   app.add_option("--plan-table", plan_table,
                  "recycle: look the plan up in a table from `recycle plan-table`");
   CLI::Option* exact_flag = app.add_flag(
@@ -145,6 +162,19 @@ CLI::Option* ScheduleRequest::add_to(CLI::App& app) {
           "", "finite"))
       ->needs(exact_flag);
   return option;
+}
+
+void ScheduleRequest::settle(const profiles::Job* job) {
+  if (job != nullptr && name.empty()) name = job->schedule;
+  if (!base.empty() && name != "recycle")
+    throw InputError("--base", "is the schedule recycle plans on; give --schedule recycle");
+  if (job != nullptr && base.empty() && name == "recycle")
+    base = planner::recycle_base_for(job->schedule);
+}
+
+std::string ScheduleRequest::placed_by() const {
+  if (name != "recycle") return name;
+  return base.empty() ? "1f1b" : base;
 }
 
 bool ScheduleRequest::staggered_optimizer() const {
@@ -197,8 +227,11 @@ std::optional<planner::Schedule> ScheduleRequest::generate(const planner::Layout
     planner::check_memory(schedule, model, cost_source);
     return schedule;
   }
-  if (layout.interleave != 1)
-    throw InputError("--interleave", name + " with failures needs --interleave 1");
+  if (layout.interleave != 1 && !recycle) {
+    throw InputError("--interleave", name +
+                                         " with failures needs --interleave 1 (recycle plans on "
+                                         "several chunks a worker: --base)");
+  }
   planner::RecyclePlan plan;
   if (recycle && !plan_table.empty()) {
     plan = look_up(layout, failed, why);
@@ -209,6 +242,7 @@ std::optional<planner::Schedule> ScheduleRequest::generate(const planner::Layout
   } else if (recycle) {
     planner::RecycleOptions options;
     options.layout = layout;
+    options.base = placed_by();
     options.failed = failed;
     options.model = model;
     options.memory_limit = memory_limit;

@@ -1,6 +1,6 @@
 // The flags that ask for a schedule by name, shared by `recycle plan` and `recycle simulate`:
 // --schedule NAME, --fail DP:STAGE,..., --memory-limit K, --staggered-optimizer, --no-stagger,
-// --plan-table FILE, --exact [--time-limit S].
+// --plan-table FILE, --exact [--time-limit S], --base NAME.
 #pragma once
 
 #include <optional>
@@ -12,8 +12,13 @@
 #include "planner/language/schedule.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/cost_model.hpp"
+#include "profiles/job.hpp"
 
 namespace recycle::tools {
+
+/// Adds --base NAME (the schedule ReCycle plans on) to `app`, for plan, simulate, degradation and
+/// plan-table alike.
+CLI::Option* add_base_option(CLI::App& app, std::string& base);
 
 struct ScheduleRequest {
   std::string name;                          ///< gpipe, 1f1b, interleaved, zb-h1, zb-h2, recycle
@@ -24,6 +29,9 @@ struct ScheduleRequest {
   std::string plan_table;                    ///< recycle: look the plan up in this file
   bool exact = false;                        ///< recycle: solve the MILP with CBC
   double time_limit_s = 60;                  ///< for --exact
+  /// recycle: the fault-free schedule it plans on (planner::recycle_base_names); empty: a job's
+  /// own schedule when it is one of them, else 1f1b.
+  std::string base;
   std::string cost_source =
       "--costs";  ///< where the costs came from (--costs, --profile, a job file), for errors
   /// The job file the layout came from (its "parallel"), for errors; empty: the layout flags.
@@ -31,6 +39,14 @@ struct ScheduleRequest {
 
   /// Adds the flags; returns the --schedule option.
   CLI::Option* add_to(CLI::App& app);
+
+  /// Fills what the flags left to the job `job` (may be null): --schedule is the job's schedule,
+  /// and recycle's base the job's schedule when ReCycle plans on it. InputError naming --base
+  /// when it is given for another schedule than recycle.
+  void settle(const profiles::Job* job);
+  /// The schedule whose layout this request runs on (planner::layout_for): recycle's base, or the
+  /// schedule itself.
+  [[nodiscard]] std::string placed_by() const;
 
   /// The optimizer mode asked for: recycle staggers unless --no-stagger, the others keep the
   /// barrier unless --staggered-optimizer.

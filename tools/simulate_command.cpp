@@ -52,7 +52,7 @@ planner::Schedule load_checked(const std::string& path,
 int run_simulate(const SimulateOptions& o) {
   const profiles::Job* job = o.layout.loaded_job();
   ScheduleRequest request = o.request;
-  if (request.name.empty() && o.schedule_file.empty() && job) request.name = job->schedule;
+  request.settle(o.schedule_file.empty() ? job : nullptr);
   if (request.name.empty() && o.schedule_file.empty()) {
     throw InputError("--schedule",
                      "required: give --schedule NAME with --pp and --microbatches, "
@@ -96,7 +96,7 @@ int run_simulate(const SimulateOptions& o) {
     options.source = o.schedule_file;
     on = o.layout.resolve(schedule.layout, o.schedule_file);
   } else {
-    on = o.layout.resolve(request.name);
+    on = o.layout.resolve(request.placed_by());
     require_fits(on.layout);
     std::string why;
     auto made = request.make(on.layout, on.model, o.layout.run_options(), why);

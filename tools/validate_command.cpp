@@ -349,12 +349,14 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
 int run_validate(ValidateOptions o) {
   const Backend backend = parse_backend(o.backend);
   o.run.seed = seed_value(o.seed);
+  o.request.settle(nullptr);  // --base only with recycle
   if (o.layout.layout().interleave != 1)
     throw InputError("--interleave", "the executor runs interleave 1 schedules only");
-  const planner::Layout layout = o.layout.resolve(o.request.name).layout;
+  const planner::Layout layout = o.layout.resolve(o.request.placed_by()).layout;
   if (layout.interleave != 1) {
-    throw InputError("--schedule", o.request.name + " runs " + std::to_string(layout.interleave) +
-                                       " chunks per worker; the executor runs one (interleave 1)");
+    throw InputError(o.request.name == "recycle" ? "--base" : "--schedule",
+                     o.request.placed_by() + " runs " + std::to_string(layout.interleave) +
+                         " chunks per worker; the executor runs one (interleave 1)");
   }
   if (planner::canonical_schedule_name(o.request.name) == "2bw") {
     throw InputError("--schedule",

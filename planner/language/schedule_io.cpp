@@ -60,20 +60,6 @@ std::int32_t read_int(const JsonView& view, std::string_view key, std::int32_t m
   return static_cast<std::int32_t>(view.at(key).as_int(min, max));
 }
 
-Layout read_layout(const JsonView& view) {
-  Layout layout;
-  layout.dp = read_int(view, "dp", 1, kMaxDp);
-  layout.pp = read_int(view, "pp", 1, kMaxPp);
-  layout.microbatches = read_int(view, "microbatches", 1, kMaxMicrobatches);
-  const auto interleave = view.find("interleave");
-  layout.interleave =
-      interleave ? static_cast<std::int32_t>(interleave->as_int(1, kMaxInterleave)) : 1;
-  if (const auto placement = view.find("placement")) {
-    layout.placement = placement->as_choice({"loop", "v"}) == 1 ? Placement::kV : Placement::kLoop;
-  }
-  return layout;
-}
-
 WorkerId read_worker_id(const JsonView& view, const Layout& layout) {
   return {read_int(view, "dp", 0, layout.dp - 1), read_int(view, "stage", 0, layout.pp - 1)};
 }
@@ -245,6 +231,30 @@ std::vector<std::vector<std::string>> compute_only_rows(
 
 }  // namespace
 
+Layout read_layout(const JsonView& view) {
+  Layout layout;
+  layout.dp = read_int(view, "dp", 1, kMaxDp);
+  layout.pp = read_int(view, "pp", 1, kMaxPp);
+  layout.microbatches = read_int(view, "microbatches", 1, kMaxMicrobatches);
+  const auto interleave = view.find("interleave");
+  layout.interleave =
+      interleave ? static_cast<std::int32_t>(interleave->as_int(1, kMaxInterleave)) : 1;
+  if (const auto placement = view.find("placement")) {
+    layout.placement = placement->as_choice({"loop", "v"}) == 1 ? Placement::kV : Placement::kLoop;
+  }
+  return layout;
+}
+
+std::string layout_json(const Layout& layout) {
+  return R"({"dp": )" + std::to_string(layout.dp) + R"(, "pp": )" + std::to_string(layout.pp) +
+         R"(, "microbatches": )" + std::to_string(layout.microbatches) + R"(, "interleave": )" +
+         std::to_string(layout.interleave) +
+         (layout.placement == Placement::kLoop
+              ? std::string()
+              : R"(, "placement": ")" + std::string(placement_name(layout.placement)) + "\"") +
+         "}";
+}
+
 std::string to_json(const Schedule& schedule, const SteadyState* steady) {
   const Layout& layout = schedule.layout;
   std::string out;
@@ -255,13 +265,7 @@ std::string to_json(const Schedule& schedule, const SteadyState* steady) {
   out += "{\n";
   out += R"(  "format": ")" + std::string(kFormat) + "\",\n";
   out += R"(  "generator": )" + nlohmann::json(schedule.generator).dump() + ",\n";
-  out += R"(  "layout": {"dp": )" + std::to_string(layout.dp) + R"(, "pp": )" +
-         std::to_string(layout.pp) + R"(, "microbatches": )" + std::to_string(layout.microbatches) +
-         R"(, "interleave": )" + std::to_string(layout.interleave) +
-         (layout.placement == Placement::kLoop
-              ? std::string()
-              : R"(, "placement": ")" + std::string(placement_name(layout.placement)) + "\"") +
-         "},\n";
+  out += R"(  "layout": )" + layout_json(layout) + ",\n";
   out += R"(  "optimizer": ")" + std::string(optimizer_name(schedule)) + "\",\n";
   if (steady != nullptr) {
     out += fmt::format("  \"makespan_s\": {},\n  \"period_s\": {},\n",

@@ -24,6 +24,10 @@ enum class CsvFormat { kComputeOnly, kComputeComms };
 /// With `steady`, the file also says what the schedule was predicted to take ("makespan_s",
 /// "period_s"); readers ignore those keys.
 [[nodiscard]] std::string to_json(const Schedule& schedule, const SteadyState* steady = nullptr);
+/// A layout as schedule files write it: {"dp", "pp", "microbatches", "interleave"[, "placement"]}
+/// (placement only when not the loop), and read back (interleave 1 and the loop when absent).
+[[nodiscard]] std::string layout_json(const Layout& layout);
+[[nodiscard]] Layout read_layout(const JsonView& view);
 [[nodiscard]] Schedule schedule_from_json(const std::string& text, const std::string& source);
 /// A schedule object inside a larger JSON document (a plan table); errors name its path.
 [[nodiscard]] Schedule schedule_from_json(const JsonView& view);

@@ -16,6 +16,7 @@
 //  - Memory: a chunk's activations are held from its F until its W (or B) (held_delta).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -290,6 +291,21 @@ struct DataConsumers {
     if (a->lag != 0) held -= held_delta(a->type);
   }
   return held;
+}
+
+/// The most chunks of activations a list holds at once, those it starts with included.
+[[nodiscard]] constexpr std::int32_t peak_held(const Action* first, const Action* last) noexcept {
+  std::int32_t held = held_at_start(first, last), peak = held;
+  for (const Action* a = first; a != last; ++a) peak = std::max(peak, held += held_delta(a->type));
+  return peak;
+}
+
+/// A memory limit of `microbatches` micro-batches of activations, counted in chunks: a worker
+/// that runs `interleave` model chunks holds one chunk of each micro-batch per model chunk, so a
+/// micro-batch is `interleave` chunks (the validator, the planners and the flags all count so).
+[[nodiscard]] constexpr std::int64_t chunk_limit(std::int32_t microbatches,
+                                                 std::int32_t interleave) noexcept {
+  return std::int64_t{microbatches} * interleave;
 }
 
 }  // namespace recycle::planner

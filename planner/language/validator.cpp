@@ -743,7 +743,7 @@ void Checker::check_deadlock() {
 }
 
 void Checker::check_memory(std::int32_t limit) {
-  const std::int64_t chunks = std::int64_t{limit} * layout_.interleave;
+  const std::int64_t chunks = chunk_limit(limit, layout_.interleave);
   for (std::size_t w = 0; w < schedule_.workers.size(); ++w) {
     const Inflight held = inflight(schedule_.workers[w].actions, chunks);
     if (held.first_over < 0) continue;

@@ -153,8 +153,7 @@ std::string ReplayRates::recycle_unfit() const {
            ": 2bw keeps two weight versions across iterations; the ReCycle planner plans "
            "schedules of one version";
   }
-  if (model_.layout.interleave == 1) return {};
-  return chunks_text() + "; the ReCycle planner re-routes one chunk a worker";
+  return {};
 }
 
 std::string ReplayRates::failure_key(const std::vector<WorkerId>& failed) const {
@@ -173,7 +172,6 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
   if (planner::dead_stage(failed, layout) >= 0) return std::nullopt;
   if (const auto row = table_cluster(live.cluster)) return row->period;
   const std::int64_t live_nodes = live.job;
-  RECYCLE_ASSERT(layout.interleave == 1, "recycle_unfit() refuses several chunks a worker");
   const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
   std::optional<Nanos> period;
@@ -203,7 +201,7 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
   const std::int64_t live_nodes = live.job;
   // Past the order search's range a plan is its list schedules alone: the full plan costs no
   // more, and is kept for when the replay runs the set.
-  const std::int64_t actions = std::int64_t{3} * l.dp * l.pp * l.microbatches;
+  const std::int64_t actions = std::int64_t{3} * l.dp * l.virtual_stages() * l.microbatches;
   if (actions > planner::kSearchActions) return recycle(failed, live);
   const std::string key = failure_key(failed);
   if (const auto it = recycle_.find(key); it != recycle_.end()) return it->second;
@@ -224,6 +222,7 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
 Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
   planner::RecycleOptions options;
   options.layout = model_.layout;
+  options.base = planner::recycle_base_for(model_.job.schedule);
   options.model = model_.model;
   options.search_work = search_work;
   // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
@@ -246,6 +245,7 @@ std::optional<Nanos> ReplayRates::recycle_bound(const std::vector<WorkerId>& fai
   if (table_ == nullptr) {
     planner::RecycleOptions options;
     options.layout = layout;
+    options.base = planner::recycle_base_for(model_.job.schedule);
     options.model = model_.model;
     options.failed = failed;
     bound = on_job_scale(planner::recycle_period_bound(options));

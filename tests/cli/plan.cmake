@@ -112,14 +112,32 @@ cli_test("fail duplicate" 2 "--fail: worker 1:1 is listed twice" plan --schedule
 cli_test("fail syntax" 2 "--fail: expected DP:STAGE" plan --schedule recycle --pp 4 --dp 4 --microbatches 8 --fail 1-1)
 cli_test("fail with zb-h1" 2 "--fail: only recycle" plan --schedule zb-h1 --pp 4 --dp 4 --microbatches 8 --fail 1:1)
 
+# ReCycle on other bases (--base). Hand-worked (tests/planner/recycle_bases_test.cpp): a V of two
+# chunks, pp 2, dp 2, one micro-batch a pipeline, worker 1:0 failed, F = I = W = 1 s, the barrier:
+# (0,0) runs both pipelines' chunks 0 and 3, 12 s of work, idle from 2 to 3 s: 13 s.
+cli_test("plan recycle on a zb-v base" 0 "recycle: dp 2 x pp 2 x 2 chunks.*iteration 13 s"
+  plan --schedule recycle --base zb-v --pp 2 --dp 2 --microbatches 1 --fail 1:0 --no-stagger)
+cli_shell_test("plan recycle on an interleaved base is valid" 0 "valid"
+  "${P} plan --schedule recycle --base interleaved --interleave 2 --pp 4 --dp 2 --microbatches 8 --fail 0:1 --format json -o ${OUT}/rb_il.json && ${P} plan --check ${OUT}/rb_il.json")
+cli_test("base unknown" 2 "--base: ReCycle plans on 1f1b, interleaved, zb-v, dualpipe-v[;] got 'gpipe'"
+  plan --schedule recycle --base gpipe --pp 4 --dp 2 --microbatches 8 --fail 0:1)
+cli_test("base without recycle" 2 "--base: is the schedule recycle plans on[;] give --schedule recycle"
+  plan --schedule 1f1b --base zb-v --pp 4 --dp 2 --microbatches 8)
+cli_test("base interleaved needs chunks" 2 "--interleave: the interleaved schedule needs at least 2 chunks"
+  plan --schedule recycle --base interleaved --pp 4 --dp 2 --microbatches 8 --fail 0:1)
+# A ZB-V iteration with F = I = W = 1 s per chunk: each stage's 8 x 2 x 3 = 48 s of work and a
+# bubble of pp - 1 = 3 s: 51 s; no naive re-route on a V ("-").
+cli_test("degradation on a zb-v base" 0 "dp 4 x pp 4 x 2 chunks, 8 micro-batches[;] fault-free zb-v iteration 51 s.*one stage +1 +[0-9.]+ +[0-9.]+ +- "
+  degradation --pp 4 --dp 4 --microbatches 8 --costs 1,1,1 --base zb-v --max-failures 1)
+
 # recycle degradation. Hand-worked: fault-free 1F1B at pp 8, m 8, 1 s each: (8 + 8 - 1) x 3 = 45 s;
 # the bound with no failure: 8 x 8 x 8 x 3 s of work over 64 workers = 24 s; one failure in stage 4:
 # the stage's 8 x 8 x 3 = 192 s over 7 live workers = 27.4286 s.
-cli_test("degradation header" 0 "fault-free 1F1B iteration 45 s"
+cli_test("degradation header" 0 "fault-free 1f1b iteration 45 s"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
 cli_test("degradation bounds" 0 "one stage +0 +[0-9.]+ +[0-9.]+ +45 +24 +24 .*one stage +1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +24[.]381 +27[.]4286"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1)
-cli_test("degradation json" 0 "\"fault_free_1f1b_s\": 45"
+cli_test("degradation json" 0 "\"base\": \"1f1b\".*\"fault_free_s\": 45"
   degradation --pp 8 --dp 8 --microbatches 8 --costs 1,1,1 --json)
 cli_test("degradation stage out of range" 2 "--stage: expected a stage below --pp"
   degradation --pp 4 --dp 4 --microbatches 8 --stage 4)
@@ -143,6 +161,10 @@ cli_shell_test("plan-table counts canonical failure sets" 0 "21 plans"
   "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t.json")
 cli_shell_test("plan-table lookup equals direct planning" 0 "^same ## $"
   "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
+cli_shell_test("plan-table on a zb-v base: lookup equals direct planning" 0 "^same ## $"
+  "${P} -q plan-table --base zb-v --pp 3 --dp 3 --microbatches 4 --max-failures 2 -o ${OUT}/tv.json && ${P} plan --schedule recycle --base zb-v --pp 3 --dp 3 --microbatches 4 --fail 2:1,0:2 --plan-table ${OUT}/tv.json --format json > ${OUT}/av.json && ${P} plan --schedule recycle --base zb-v --pp 3 --dp 3 --microbatches 4 --fail 2:1,0:2 --format json > ${OUT}/bv.json && cmp ${OUT}/av.json ${OUT}/bv.json && echo same")
+cli_shell_test("plan-table on another base" 2 "--plan-table: .* was planned on the zb-v base[;] give --base zb-v"
+  "${P} -q plan-table --base zb-v --pp 3 --dp 3 --microbatches 4 --max-failures 1 -o ${OUT}/tw.json; ${P} plan --schedule recycle --pp 3 --dp 3 --microbatches 4 --fail 2:1 --plan-table ${OUT}/tw.json")
 cli_shell_test("plan-table lookup beyond its bound" 2 "--plan-table: .* holds no plan for these 3 failures"
   "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 1 -o ${OUT}/t3.json; ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2,1:1 --plan-table ${OUT}/t3.json")
 cli_shell_test("plan-table for another layout" 2 "--plan-table: .* was made for another layout"

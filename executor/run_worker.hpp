@@ -55,8 +55,10 @@ constexpr std::int32_t kind_of(planner::Producer producer) noexcept {
 }
 
 using Clock = std::chrono::steady_clock;
-using ChunkKey = std::tuple<std::int32_t, std::int32_t, std::int32_t>;  ///< (v, owner, mb)
-using LocalKey = std::tuple<std::int32_t, std::int32_t, std::int32_t, std::int32_t>;
+/// (iteration, v, owner, mb): lists that run across iterations (2bw) hold two iterations' chunks.
+using ChunkKey = std::tuple<std::int64_t, std::int32_t, std::int32_t, std::int32_t>;
+/// (iteration, kind, reader's v, owner, mb)
+using LocalKey = std::tuple<std::int64_t, std::int32_t, std::int32_t, std::int32_t, std::int32_t>;
 
 /// Thrown in a worker when the run stops for a detected failure.
 struct Interrupted {};
@@ -236,17 +238,23 @@ class Worker {
         params_(shared.run.params[shared.flat(id_)]) {}
 
   /// Runs iterations [first, config.iterations); returns false when this worker was killed.
+  /// Lists that run across iterations (Action::lag, 2bw) take one list more: list k runs
+  /// iteration k's actions and the lagged ones of iteration k - 1, so the first list skips the
+  /// lagged ones (no iteration before the run) and the last runs only them.
   bool run(WorkerRun& out, std::int32_t first) {
     const std::int32_t iterations = shared_.config.iterations;
     const bool keep_snapshots = !shared_.config.kills.empty();
     const bool on_shared_core = !shared_.config.pin_cpus.empty();
+    const bool lags = shared_.schedule.has_lags();
+    const std::int32_t lists = lags ? iterations + 1 : iterations;
     out.timeline.reserve(out.timeline.size() +
-                         schedule_.actions.size() * static_cast<std::size_t>(iterations - first));
-    for (std::int32_t it = first; it < iterations; ++it) {
-      iteration_ = it;
-      if (keep_snapshots) snapshot(it);
+                         schedule_.actions.size() * static_cast<std::size_t>(lists - first));
+    for (std::int32_t list = first; list < lists; ++list) {
+      iteration_ = std::min(list, iterations - 1);
+      if (keep_snapshots) snapshot(list);
       std::size_t stop = schedule_.actions.size();
-      if (shared_.kill != nullptr && shared_.kill->worker == id_ && shared_.kill->iteration == it) {
+      if (shared_.kill != nullptr && shared_.kill->worker == id_ &&
+          shared_.kill->iteration == list) {
         stop = static_cast<std::size_t>(shared_.kill->fraction *
                                         static_cast<double>(schedule_.actions.size()));
       }
@@ -259,6 +267,8 @@ class Worker {
         }
         if (shared_.abort.raised()) throw Interrupted{};
         const Action& a = schedule_.actions[i];
+        const std::int32_t it = list - a.lag;  // the iteration the action belongs to
+        if (it < first || it >= iterations) continue;
         if (a.type == ActionType::kOptimizer && !stepped && !shared_.schedule.staggered_optimizer) {
           shared_.barrier_wait(rank_all(), it,
                                "the optimizer barrier of iteration " + std::to_string(it));
@@ -277,8 +287,15 @@ class Worker {
           last = std::max(last, end);
         }
       }
-      shared_.finish(it);
+      // A list that runs across iterations finishes the one before it.
+      if (!lags) {
+        shared_.finish(list);
+      } else if (list > first) {
+        shared_.finish(list - 1);
+      }
     }
+    // The newest weights are the run's result.
+    for (auto& [v, versions] : versions_) params_.at(v) = versions.rbegin()->second;
     return true;
   }
 
@@ -325,7 +342,7 @@ class Worker {
   Tensor take(const planner::DataInput& in, const Action& a, std::int64_t it) {
     const std::int32_t kind = kind_of(in.producer), v = a.virtual_stage;
     const WorkerId from = worker_of(a.owner, in.virtual_stage, a.microbatch);
-    const LocalKey local{kind, v, a.owner, a.microbatch};
+    const LocalKey local{it, kind, v, a.owner, a.microbatch};
     if (from == id_) {
       const auto found = local_.find(local);
       RECYCLE_ASSERT(found != local_.end(), "a same-worker input was not made before its use");
@@ -337,13 +354,14 @@ class Worker {
                                                       "the input of " + where(a));
   }
   /// Keeps `data` for its reader: here when the reader is this worker, else for its SEND.
-  void keep(std::int32_t kind, std::int32_t reader_v, const Action& a, Tensor data) {
+  void keep(std::int32_t kind, std::int32_t reader_v, const Action& a, std::int64_t it,
+            Tensor data) {
     const WorkerId reader = worker_of(a.owner, reader_v, a.microbatch);
-    const LocalKey key{kind, reader_v, a.owner, a.microbatch};
+    const LocalKey key{it, kind, reader_v, a.owner, a.microbatch};
     (reader == id_ ? local_ : outbox_).insert_or_assign(key, std::move(data));
   }
   void send(std::int32_t kind, std::int32_t reader_v, const Action& a, std::int64_t it) {
-    const LocalKey key{kind, reader_v, a.owner, a.microbatch};
+    const LocalKey key{it, kind, reader_v, a.owner, a.microbatch};
     const auto found = outbox_.find(key);
     RECYCLE_ASSERT(found != outbox_.end(), "a SEND before the compute it sends");
     const WorkerId reader = worker_of(a.owner, reader_v, a.microbatch);
@@ -371,14 +389,55 @@ class Worker {
     return in;
   }
 
-  void forward(const Action& a, const Tensor& input) {
+  /// The weights an action of iteration `it` at virtual stage `v` computes with, and where its
+  /// gradients sum: the stage's own; under two weight versions (2bw) a copy, for that iteration
+  /// alone, of version max(it - 1, 0), the version semantics.hpp's weights_distance names (its
+  /// forward and backward alike). Each iteration sums its gradients apart, so an iteration's Ws
+  /// listed before the previous one's step do not mix with its gradients.
+  typename B::Stage& stage(std::int32_t v, std::int64_t it) {
+    if (shared_.schedule.weight_versions == 1) return params_.at(v);
+    auto& mine = iterations_[v];
+    auto found = mine.find(it);
+    if (found == mine.end())
+      found = mine.emplace(it, weights(v).at(std::max<std::int64_t>(it - 1, 0))).first;
+    return found->second;
+  }
+  /// Under two weight versions: stage v's versions still read, by number (version 0: the
+  /// initial weights).
+  std::map<std::int64_t, typename B::Stage>& weights(std::int32_t v) {
+    auto& versions = versions_[v];
+    if (versions.empty()) versions.emplace(0, params_.at(v));
+    return versions;
+  }
+
+  /// The optimizer step of iteration `it`. Under two weight versions: version it + 1 is version
+  /// it less the learning rate times iteration it's gradients, which were computed on version
+  /// it - 1 (PipeDream-2BW's W(t+1) = W(t) - lr grad f(W(t-1))); versions below it are no longer
+  /// read (iteration it + 1 computes on version it).
+  void step(std::int32_t v, std::int64_t it) {
+    const planner::Layout& layout = shared_.schedule.layout;
+    const std::int64_t microbatches = static_cast<std::int64_t>(layout.dp) * layout.microbatches;
+    if (shared_.schedule.weight_versions == 1) {
+      params_.at(v).step(shared_.config.learning_rate, microbatches);
+      return;
+    }
+    auto& versions = weights(v);
+    typename B::Stage next = versions.at(it);
+    next.gradients() = stage(v, it).gradients();
+    next.step(shared_.config.learning_rate, microbatches);
+    iterations_[v].erase(it);
+    versions.insert_or_assign(it + 1, std::move(next));
+    versions.erase(versions.begin(), versions.lower_bound(it));
+  }
+
+  void forward(const Action& a, std::int64_t it, const Tensor& input) {
     const std::int32_t v = a.virtual_stage, last = shared_.schedule.layout.virtual_stages() - 1;
-    auto& chunk = chunks_[{v, a.owner, a.microbatch}];
-    Tensor out = params_.at(v).forward(input, chunk);
+    auto& chunk = chunks_[{it, v, a.owner, a.microbatch}];
+    Tensor out = stage(v, it).forward(input, chunk);
     if (const auto send = planner::output_of(a, last)) {
-      keep(kActivation, planner::partner(*send).virtual_stage, a, std::move(out));
+      keep(kActivation, planner::partner(*send).virtual_stage, a, it, std::move(out));
     } else {
-      last_outputs_.insert_or_assign(ChunkKey{v, a.owner, a.microbatch}, std::move(out));
+      last_outputs_.insert_or_assign(ChunkKey{it, v, a.owner, a.microbatch}, std::move(out));
     }
   }
 
@@ -386,7 +445,7 @@ class Worker {
     const std::int32_t v = a.virtual_stage, last = shared_.schedule.layout.virtual_stages() - 1;
     std::optional<Tensor> loss_gradient;
     if (v == last) {
-      const auto found = last_outputs_.find({v, a.owner, a.microbatch});
+      const auto found = last_outputs_.find({it, v, a.owner, a.microbatch});
       RECYCLE_ASSERT(found != last_outputs_.end(), "a backward before its forward");
       const std::size_t slot = shared_.run.slot(it, a.owner, a.microbatch);
       loss_gradient.emplace();
@@ -397,41 +456,40 @@ class Worker {
       ++shared_.run.processed[slot];
       shared_.run.losses[slot] = loss;
     }
-    auto& chunk = chunks_.at({v, a.owner, a.microbatch});
-    Tensor dx = params_.at(v).backward_input(loss_gradient ? *loss_gradient : input.get(), chunk);
+    auto& chunk = chunks_.at({it, v, a.owner, a.microbatch});
+    Tensor dx = stage(v, it).backward_input(loss_gradient ? *loss_gradient : input.get(), chunk);
     if (const auto send = planner::output_of(a, last))
-      keep(kGradient, planner::partner(*send).virtual_stage, a, std::move(dx));
+      keep(kGradient, planner::partner(*send).virtual_stage, a, it, std::move(dx));
   }
 
-  void backward_weight(const Action& a) {
-    const auto found = chunks_.find({a.virtual_stage, a.owner, a.microbatch});
+  void backward_weight(const Action& a, std::int64_t it) {
+    const auto found = chunks_.find({it, a.virtual_stage, a.owner, a.microbatch});
     RECYCLE_ASSERT(found != chunks_.end(), "a W before its I");
-    params_.at(a.virtual_stage).backward_weight(found->second);
+    stage(a.virtual_stage, it).backward_weight(found->second);
     chunks_.erase(found);
   }
 
   void reduce(const Action& a, std::int64_t it) {
     const std::int32_t v = a.virtual_stage;
     const std::int32_t rank = shared_.reduce_rank.at(v)[static_cast<std::size_t>(id_.dp)];
-    shared_.all_reduce(v, rank, params_.at(v).gradients(), it,
+    shared_.all_reduce(v, rank, stage(v, it).gradients(), it,
                        "the gradient all-reduce of " + where(a));
   }
 
   void execute(const Action& a, std::int64_t it, const Input& input) {
-    const planner::Layout& layout = shared_.schedule.layout;
     switch (a.type) {
       case ActionType::kForward:
-        forward(a, input.get());
+        forward(a, it, input.get());
         break;
       case ActionType::kBackwardInput:
         backward_input(a, it, input);
         break;
       case ActionType::kBackward:
         backward_input(a, it, input);
-        backward_weight(a);
+        backward_weight(a, it);
         break;
       case ActionType::kBackwardWeight:
-        backward_weight(a);
+        backward_weight(a, it);
         break;
       case ActionType::kSendF:
       case ActionType::kSendB:
@@ -444,9 +502,7 @@ class Worker {
         reduce(a, it);
         break;
       case ActionType::kOptimizer:
-        params_.at(a.virtual_stage)
-            .step(shared_.config.learning_rate,
-                  static_cast<std::int64_t>(layout.dp) * layout.microbatches);
+        step(a.virtual_stage, it);
         break;
     }
   }
@@ -463,6 +519,9 @@ class Worker {
   std::map<ChunkKey, Tensor> last_outputs_;
   std::map<LocalKey, Tensor> local_;   ///< inputs made here for this worker
   std::map<LocalKey, Tensor> outbox_;  ///< outputs waiting for their SEND
+  /// Under two weight versions (2bw), per virtual stage: the versions still read, by number, and
+  /// each running iteration's copy of the version it computes on, with its gradients.
+  std::map<std::int32_t, std::map<std::int64_t, typename B::Stage>> versions_, iterations_;
 };
 
 }  // namespace recycle::executor::detail

@@ -107,11 +107,10 @@ namespace detail {
 
 /// The schedule as the runtime runs it: lowered, checked; errors name `what`.
 planner::Schedule checked(const planner::Schedule& schedule, const std::string& what) {
-  if (schedule.weight_versions != 1 || schedule.has_lags()) {
-    throw InputError(what, std::string("the executor runs one weight version and each iteration's "
-                                       "lists in turn; this schedule (") +
-                               planner::optimizer_name(schedule) +
-                               ") runs across iterations: simulate it instead");
+  if (schedule.has_lags() && schedule.weight_versions != 2) {
+    throw InputError(what, std::string("lists that run across iterations need two weight versions "
+                                       "(2bw); this schedule keeps one (") +
+                               planner::optimizer_name(schedule) + ")");
   }
   planner::Schedule lowered = schedule.is_lowered() ? schedule : planner::lower(schedule);
   planner::require_valid(lowered, what);
@@ -153,6 +152,11 @@ std::vector<std::pair<WorkerId, WorkerId>> send_pairs(const planner::Schedule& s
 std::vector<planner::Schedule> checked_plans(const planner::Schedule& schedule,
                                              const RunConfig& config) {
   std::vector<planner::Schedule> plans{checked(schedule, "schedule")};
+  if (!config.kills.empty() && schedule.weight_versions != 1) {
+    throw InputError("--kill", std::string("a kill drops and redoes whole iterations, which a "
+                                           "schedule of two weight versions (") +
+                                   planner::optimizer_name(schedule) + ") runs across");
+  }
   std::int32_t previous = 0;
   for (const Kill& kill : config.kills) {
     const planner::Schedule& now = plans.back();

@@ -188,6 +188,9 @@ cli_test("validate: --heads with dense layers" 2
 cli_test("profile measure: --sequence with --block dense" 2
   "^error: --sequence: shapes transformer blocks only. give --block transformer or llama"
   profile measure --block dense --sequence 8 -o ${OUT}/dense_sequence.json)
-cli_test("validate: 2bw runs two weight versions across iterations, the executor one" 2
-  "^error: --schedule: 2bw keeps two weight versions and runs its lists across iterations"
-  validate --schedule 2bw --pp 2 --microbatches 2 --iterations 2)
+cli_test("validate: 2bw runs two weight versions, checked against PipeDream-2BW's rule" 0
+  "micro-batches processed: 16 .*equivalence: max relative weight difference against sequential training under PipeDream-2BW's update, W[(]t[+]1[)] = W[(]t[)] - lr grad f[(]W[(]t-1[)][)] [(]not synchronous SGD[)]: [0-9.e-]+ [(]within 1e-5[)]"
+  validate --schedule 2bw --pp 2 --dp 2 --microbatches 2 --iterations 4 --width 32 --check-equivalence)
+cli_test("validate: 2bw with a kill, which drops whole iterations" 2
+  "^error: --kill: a kill drops and redoes whole iterations, which a schedule of two weight versions [(]2bw[)] runs across"
+  validate --schedule 2bw --pp 2 --dp 2 --microbatches 2 --iterations 4 --width 32 --kill 1:1@2.5)

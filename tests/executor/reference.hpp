@@ -11,48 +11,17 @@
 #include <vector>
 
 #include "executor/runtime.hpp"
+#include "executor/sequential.hpp"
 #include "executor/stage_math.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/recycle_planner.hpp"
 
 namespace recycle::executor::testing {
 
-/// The reference: every micro-batch of every pipeline through every stage in turn, gradients
-/// summed, SGD on their mean; no pipeline, no threads. Per stage: final parameters.
+/// The synchronous reference (executor/sequential.hpp): per stage, final parameters.
 inline std::vector<std::vector<float>> sequential(const planner::Layout& layout,
                                                   const RunConfig& config) {
-  std::vector<StageParams> stages;
-  for (std::int32_t s = 0; s < layout.pp; ++s) stages.emplace_back(config.shape, s, config.seed);
-  for (std::int32_t it = 0; it < config.iterations; ++it) {
-    for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
-      for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-        std::vector<Chunk> chunks(static_cast<std::size_t>(layout.pp));
-        std::vector<float> x = synthetic_input(config.shape, config.seed, it, owner, mb);
-        for (std::int32_t s = 0; s < layout.pp; ++s)
-          x = stages[static_cast<std::size_t>(s)].forward(x, chunks[static_cast<std::size_t>(s)]);
-        std::vector<float> g;
-        StageParams::loss(x, synthetic_target(config.shape, config.seed, it, owner, mb), g);
-        for (std::int32_t s = layout.pp - 1; s >= 0; --s) {
-          const auto si = static_cast<std::size_t>(s);
-          g = stages[si].backward_input(g, chunks[si]);
-          stages[si].backward_weight(chunks[si]);
-        }
-      }
-    }
-    for (StageParams& p : stages) p.step(config.learning_rate, layout.dp * layout.microbatches);
-  }
-  std::vector<std::vector<float>> out;
-  for (const StageParams& p : stages) out.push_back(p.parameters());
-  return out;
-}
-
-inline double max_relative_difference(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) {
-    const double scale = std::max(1e-3, std::abs(static_cast<double>(b[i])));
-    worst = std::max(worst, std::abs(static_cast<double>(a[i]) - b[i]) / scale);
-  }
-  return worst;
+  return train_sequentially(layout, config);
 }
 
 /// A run's survivors' final weights against the sequential loop (within 1e-5), a killed

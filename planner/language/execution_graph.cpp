@@ -178,16 +178,17 @@ void ExecutionGraph::sweep(std::span<const Nanos> previous_end, std::span<Nanos>
   RECYCLE_ASSERT(ordered(), "timing a schedule that deadlocks, or reordered: walk an order");
   const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
   std::int32_t* why = cause.empty() ? nullptr : cause.data();
+  const Nanos* duration = durations(previous);
   const std::size_t n = kind_.size();
   if (delay_.empty()) {
     for (std::size_t node = 0; node < n; ++node) {
-      time_node<false>(node, first_edge_.data(), pred_.data(), nullptr, duration_.data(), previous,
+      time_node<false>(node, first_edge_.data(), pred_.data(), nullptr, duration, previous,
                        start.data(), end.data(), why);
     }
   } else {
     for (std::size_t node = 0; node < n; ++node) {
-      time_node<true>(node, first_edge_.data(), pred_.data(), delay_.data(), duration_.data(),
-                      previous, start.data(), end.data(), why);
+      time_node<true>(node, first_edge_.data(), pred_.data(), delay_.data(), duration, previous,
+                      start.data(), end.data(), why);
     }
   }
   check_clock(end);
@@ -198,13 +199,14 @@ void ExecutionGraph::sweep(std::span<const std::int32_t> order, std::span<const 
                            std::span<std::int32_t> cause) const {
   const Nanos* previous = previous_end.empty() ? nullptr : previous_end.data();
   std::int32_t* why = cause.empty() ? nullptr : cause.data();
+  const Nanos* duration = durations(previous);
   for (const std::int32_t node : order) {
     if (delay_.empty()) {
       time_node<false>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(), nullptr,
-                       duration_.data(), previous, start.data(), end.data(), why);
+                       duration, previous, start.data(), end.data(), why);
     } else {
       time_node<true>(static_cast<std::size_t>(node), first_edge_.data(), pred_.data(),
-                      delay_.data(), duration_.data(), previous, start.data(), end.data(), why);
+                      delay_.data(), duration, previous, start.data(), end.data(), why);
     }
   }
   check_clock(end);

@@ -211,10 +211,11 @@ class ExecutionGraph {
 
   /// Times one iteration, nodes in increasing number (a topological order): start[n] = max over
   /// edges of (end of `from`, in `previous_end` for distance 1 or nothing when there is no
-  /// previous iteration) + delay, end[n] = start[n] + duration. `cause[n]`, when given, is the
-  /// edge index that set the start (the first such), -1 when none did. Needs ordered(). Ends stop
-  /// at kMaxClock (core/units.hpp); a sweep that reaches it throws InputError naming the source:
-  /// the schedule's times are too long to represent.
+  /// previous iteration) + delay, end[n] = start[n] + duration (with no previous iteration, 0 for
+  /// the actions of lists that run across iterations that belong to the iteration before).
+  /// `cause[n]`, when given, is the edge index that set the start (the first such), -1 when none
+  /// did. Needs ordered(). Ends stop at kMaxClock (core/units.hpp); a sweep that reaches it throws
+  /// InputError naming the source: the schedule's times are too long to represent.
   void sweep(std::span<const Nanos> previous_end, std::span<Nanos> start, std::span<Nanos> end,
              std::span<std::int32_t> cause = {}) const;
   /// The same, walking the nodes in `order` (a topological_order()).
@@ -231,11 +232,19 @@ class ExecutionGraph {
   /// Throws InputError naming the source when a sweep reached kMaxClock (core/units.hpp): every
   /// node is an ancestor of some worker's last node, so checking those finds it.
   void check_clock(std::span<const Nanos> end) const;
+  /// The durations a sweep uses: the first iteration's when there is no previous one.
+  [[nodiscard]] const Nanos* durations(const Nanos* previous) const noexcept {
+    return previous == nullptr && !first_duration_.empty() ? first_duration_.data()
+                                                           : duration_.data();
+  }
 
   const Schedule* schedule_ = nullptr;
   std::string source_;
   std::vector<NodeKind> kind_;
   std::vector<Nanos> duration_;
+  /// The first iteration's durations when lists run across iterations (Action::lag): a lagged
+  /// node belongs to an iteration before the first and takes no time there; empty otherwise.
+  std::vector<Nanos> first_duration_;
   std::vector<std::int32_t> first_edge_;  // CSR over nodes, size nodes + 1
   std::vector<std::uint32_t> pred_;       // from | distance << 31
   std::vector<Nanos> delay_;              // parallel to pred_; empty when every delay is 0

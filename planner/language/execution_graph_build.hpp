@@ -565,6 +565,33 @@ void ExecutionGraph::build(const Schedule& schedule, const ActionIndex& index,
     transfer_node_.push_back(number[static_cast<std::size_t>(first_transfer) + t]);
   for (std::size_t c = 0; c < collective_stage_.size(); ++c)
     collective_node_.push_back(number[static_cast<std::size_t>(first_collective) + c]);
+  if (schedule.has_lags()) {
+    // The first iteration has no iteration before it: its lagged actions, their transfers and
+    // all-reduces (every arrival lagged) run nothing there (first_duration_).
+    std::vector<char> lagged(nodes, 0);
+    for (std::size_t k = 0; k < nodes; ++k) {
+      if (kind_[k] == NodeKind::kAction) {
+        lagged[k] = action(position_[k].worker, position_[k].index).lag != 0 ? 1 : 0;
+      }
+    }
+    for (std::size_t t = 0; t < transfer_node_.size(); ++t) {
+      lagged[static_cast<std::size_t>(transfer_node_[t])] =
+          lagged[static_cast<std::size_t>(transfer_ends_[t].first)];
+    }
+    for (const std::int32_t c : collective_node_) {
+      bool all = true;
+      for (std::int32_t e = first_edge_[static_cast<std::size_t>(c)];
+           e < first_edge_[static_cast<std::size_t>(c) + 1]; ++e) {
+        const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
+        if ((p & kPrevious) == 0 && !lagged[p & kFrom]) all = false;
+      }
+      lagged[static_cast<std::size_t>(c)] = all ? 1 : 0;
+    }
+    first_duration_ = duration_;
+    for (std::size_t k = 0; k < nodes; ++k) {
+      if (lagged[k]) first_duration_[k] = 0;
+    }
+  }
 }
 
 }  // namespace recycle::planner

@@ -82,6 +82,22 @@ TEST_CASE("2bw: no bubble in the steady state, each stage busy m (F + B) + OPT p
   CHECK(period(generate("2bw", Layout{3, 4, 8, 1}, costs), costs) == 25);
 }
 
+TEST_CASE("2bw: the first iteration has no iteration before it: its lagged actions take no time") {
+  // The first list's lagged backwards and step belong to an iteration before training starts.
+  // Without them the last stage waits (pp - 1) F for its first forward and then pairs each of its
+  // m forwards with its backward: (pp - 1) F + m (F + B) = 3 + 8 x 3 = 27 at pp 4, 1 + 24 = 25 at
+  // pp 2; the steady state (direct network) is unchanged: m (F + B) = 24, no OPT cost here.
+  const Costs costs = Costs::uniform(4, {1, 1, 1});
+  for (const auto& [pp, first] : {std::pair{4, 27}, std::pair{2, 25}}) {
+    CAPTURE(pp);
+    const Schedule s = generate("2bw", Layout{1, pp, 8, 1});
+    const auto st = direct_steady_state(s, CostModel::compute_only(costs));
+    REQUIRE(st.has_value());
+    CHECK(st->makespan == first);
+    CHECK(st->period == 24);
+  }
+}
+
 TEST_CASE("2bw: fewer than pp - 1 micro-batches is refused") {
   CHECK_THROWS_WITH_AS((void)generate("2bw", Layout{1, 4, 2, 1}),
                        doctest::Contains("2bw needs at least --pp - 1 (3) micro-batches"),

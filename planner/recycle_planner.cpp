@@ -9,6 +9,7 @@
 #include "planner/language/semantics.hpp"
 #include "planner/list_scheduler.hpp"
 #include "planner/order_search.hpp"
+#include "planner/recycle_two_bw.hpp"
 #include "planner/timing/memory.hpp"
 
 namespace recycle::planner {
@@ -85,7 +86,8 @@ std::int32_t base_limit(const Layout& layout, const std::vector<std::int32_t>& s
 }  // namespace
 
 const std::vector<std::string>& recycle_base_names() {
-  static const std::vector<std::string> names = {"1f1b", "interleaved", "zb-v", "dualpipe-v"};
+  static const std::vector<std::string> names = {"1f1b", "interleaved", "zb-v", "dualpipe-v",
+                                                 "2bw"};
   return names;
 }
 
@@ -175,6 +177,25 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   const bool fault_free = canonical.failed.empty();
   Schedule skel = skeleton(layout, canonical.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
+  if (canonical_schedule_name(options.base) == "2bw") {
+    // Lists across iterations with two weight versions (planner/recycle_two_bw.hpp), against the
+    // synchronous plan of the same routes (made on 1F1B, in these labels).
+    RecycleOptions synchronous = options;
+    synchronous.base = "1f1b";
+    synchronous.failed = canonical.failed;
+    synchronous.staggered_optimizer = true;
+    const std::vector<std::int32_t> share = base_share(layout, base.front());
+    RecyclePlan plan;
+    plan.feasible = true;
+    plan.schedule =
+        relabel(plan_two_bw(skel, model,
+                            in_chunks(layout, planning_limits(model, layout, options.memory_limit,
+                                                              base_limit(layout, share))),
+                            plan_recycle(synchronous).schedule.workers),
+                canonical.to_original);
+    plan.estimate = *steady_state(plan.schedule, model, options.run);
+    return plan;
+  }
   if (fault_free) skel.layout.dp = 1;
 
   OrderPlanOptions plan_options;

@@ -215,7 +215,6 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
     const PolicyKind kind = options.policies[i];
     std::string why;
     if (kind == PolicyKind::kBamboo && !rates.bamboo_fault_free()) why = rates.bamboo_unfit();
-    if (kind == PolicyKind::kRecycle) why = rates.recycle_unfit();
     if (!why.empty()) {
       PolicyResult unfit;
       unfit.policy = kind;

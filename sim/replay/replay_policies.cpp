@@ -498,7 +498,7 @@ class AdaptivePolicy final : public Policy {
       // Every hole filled: the job's own configuration, in place or from the checkpoint.
       options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
       if (!from_checkpoint) options.push_back({kRestart, t0, ctx.restart(), true, false});
-    } else if (state_lives && ctx.rates.recycle_unfit().empty()) {
+    } else if (state_lives) {
       if (const auto p = ctx.rates.recycle(failed, ctx.live())) {
         options.push_back({kReroute, *p, in_place, false, dropped});
       }

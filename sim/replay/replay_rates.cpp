@@ -147,15 +147,6 @@ std::string ReplayRates::chunks_text() const {
          " chunks a worker" + (l.placement == planner::Placement::kV ? " placed in a V" : "");
 }
 
-std::string ReplayRates::recycle_unfit() const {
-  if (planner::canonical_schedule_name(model_.job.schedule) == "2bw") {
-    return model_.job.source +
-           ": 2bw keeps two weight versions across iterations; the ReCycle planner plans "
-           "schedules of one version";
-  }
-  return {};
-}
-
 std::string ReplayRates::failure_key(const std::vector<WorkerId>& failed) const {
   // Failure sets equal up to relabelling the pipelines share one plan where the pipelines are
   // interchangeable (planner/language/failures.hpp).

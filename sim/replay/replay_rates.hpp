@@ -92,10 +92,6 @@ class ReplayRates {
   [[nodiscard]] const std::optional<AdaptiveOutrun>& outrun() const noexcept { return outrun_; }
   /// Oobleck with `live_workers` workers; nullopt when they cannot hold one pipeline.
   [[nodiscard]] std::optional<Nanos> oobleck(std::int64_t live_workers, const LiveNodes& live);
-  /// Why the recycle policy cannot run this job, empty when it can: the ReCycle planner plans on
-  /// the job's schedule (planner::recycle_base_for: interleaved, zb-v and dualpipe-v jobs keep
-  /// their chunks, one-chunk schedules plan on 1F1B) but not on 2bw's two weight versions.
-  [[nodiscard]] std::string recycle_unfit() const;
   /// Bamboo with every worker up: the redundant forwards' always-on cost; nullopt when a stage
   /// cannot hold its successor's replica (bamboo_unfit() says why: several chunks a worker, or
   /// the replicas' weights do not fit the workers' memory).

@@ -119,12 +119,16 @@ cli_test("plan recycle on a zb-v base" 0 "recycle: dp 2 x pp 2 x 2 chunks.*itera
   plan --schedule recycle --base zb-v --pp 2 --dp 2 --microbatches 1 --fail 1:0 --no-stagger)
 cli_shell_test("plan recycle on an interleaved base is valid" 0 "valid"
   "${P} plan --schedule recycle --base interleaved --interleave 2 --pp 4 --dp 2 --microbatches 8 --fail 0:1 --format json -o ${OUT}/rb_il.json && ${P} plan --check ${OUT}/rb_il.json")
-cli_test("base unknown" 2 "--base: ReCycle plans on 1f1b, interleaved, zb-v, dualpipe-v[;] got 'gpipe'"
+cli_test("base unknown" 2 "--base: ReCycle plans on 1f1b, interleaved, zb-v, dualpipe-v, 2bw[;] got 'gpipe'"
   plan --schedule recycle --base gpipe --pp 4 --dp 2 --microbatches 8 --fail 0:1)
 cli_test("base without recycle" 2 "--base: is the schedule recycle plans on[;] give --schedule recycle"
   plan --schedule 1f1b --base zb-v --pp 4 --dp 2 --microbatches 8)
 cli_test("base interleaved needs chunks" 2 "--interleave: the interleaved schedule needs at least 2 chunks"
   plan --schedule recycle --base interleaved --pp 4 --dp 2 --microbatches 8 --fail 0:1)
+# A 2bw base (tests/planner/recycle_bases_test.cpp): pp 2, dp 2, 4 micro-batches, worker 1:1
+# failed, memory 2: (0,1) does 2 x 4 x 3 = 24 s a period and, with no flush, never waits.
+cli_test("plan recycle on a 2bw base" 0 "steady state [(]2bw optimizer, free network[)]: iteration 24 s"
+  plan --schedule recycle --base 2bw --pp 2 --dp 2 --microbatches 4 --fail 1:1 --memory-limit 2 --network direct)
 # A ZB-V iteration with F = I = W = 1 s per chunk: each stage's 8 x 2 x 3 = 48 s of work and a
 # bubble of pp - 1 = 3 s: 51 s; no naive re-route on a V ("-").
 cli_test("degradation on a zb-v base" 0 "dp 4 x pp 4 x 2 chunks, 8 micro-batches[;] fault-free zb-v iteration 51 s.*one stage +1 +[0-9.]+ +[0-9.]+ +- "

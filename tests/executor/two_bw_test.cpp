@@ -91,6 +91,41 @@ TEST_CASE("2bw on the cpu backend trains what PipeDream-2BW's rule trains, not s
   }
 }
 
+TEST_CASE("ReCycle on a 2bw base, re-routed around failed workers, trains what 2BW's rule trains") {
+  // A peer steps with the failed worker's stage in the same list, so a re-routed micro-batch
+  // computes on the weight version its own pipeline would have used.
+  struct Case {
+    planner::Layout layout;
+    std::vector<planner::WorkerId> failed;
+    std::int32_t memory_limit;
+  };
+  for (const Case& c : {Case{{2, 2, 4, 1}, {{1, 1}}, 2}, Case{{3, 4, 6, 1}, {{1, 1}, {2, 3}}, 8}}) {
+    CAPTURE(c.layout.pp);
+    planner::RecycleOptions options;
+    options.layout = c.layout;
+    options.base = "2bw";
+    options.failed = c.failed;
+    options.memory_limit = c.memory_limit;
+    options.search_work = 0;
+    const planner::RecyclePlan plan = planner::plan_recycle(options);
+    REQUIRE(plan.feasible);
+    REQUIRE(plan.schedule.weight_versions == 2);
+    CHECK(!plan.schedule.routes.empty());
+    RunConfig config = small_config();
+    config.iterations = 4;
+    const RunResult run = run_on_cpu(plan.schedule, config);
+    CHECK(run.microbatches_processed ==
+          static_cast<std::int64_t>(config.iterations) * c.layout.dp * c.layout.microbatches);
+    const auto two_bw = train_sequentially(c.layout, config, 2);
+    for (const WorkerRun& w : run.workers) {
+      CAPTURE(planner::to_string(w.id));
+      REQUIRE(w.parameters.size() == 1);
+      const auto& [v, params] = w.parameters.front();
+      CHECK(max_relative_difference(params, two_bw[static_cast<std::size_t>(v)]) < 1e-5);
+    }
+  }
+}
+
 TEST_CASE("2bw: a kill, which drops whole iterations, is refused before anything runs") {
   planner::GeneratorOptions options;
   options.layout = {2, 2, 2, 1};

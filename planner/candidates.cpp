@@ -57,14 +57,6 @@ std::vector<WorkerSchedule> as_workers(const std::vector<std::vector<Action>>& s
   return out;
 }
 
-/// Per stage, chunks of activations: the memory limit (micro-batches) counted in chunks.
-std::vector<std::int32_t> in_chunks(const Layout& layout, const std::vector<std::int32_t>& limit) {
-  std::vector<std::int32_t> out;
-  for (const std::int32_t l : limit)
-    out.push_back(static_cast<std::int32_t>(chunk_limit(l, layout.interleave)));
-  return out;
-}
-
 /// Random micro-batch ranks for list_schedule's ties: the shuffles of one fixed seed, so plans
 /// are the same on every run and machine.
 std::vector<std::vector<std::int32_t>> random_ranks(const Layout& layout, std::int64_t count) {
@@ -156,7 +148,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   RECYCLE_ASSERT(options.share.empty() || options.share.size() == options.memory_limit.size(),
                  "one base share per stage");
   const Costs& costs = model.compute;
-  const std::vector<std::int32_t> limit = in_chunks(layout, options.memory_limit);
+  const std::vector<std::int32_t> limit = chunk_limits(layout, options.memory_limit);
   const std::int64_t actions =
       3 * static_cast<std::int64_t>(layout.dp) * layout.virtual_stages() * layout.microbatches;
   const bool timed = actions <= options.timed_actions;

@@ -299,8 +299,11 @@ std::vector<std::vector<std::vector<Action>>> base_orders(std::string_view name,
         order.push_back(a);
         continue;
       }
-      order.push_back({ActionType::kBackwardInput, a.virtual_stage, a.microbatch, a.owner});
-      order.push_back({ActionType::kBackwardWeight, a.virtual_stage, a.microbatch, a.owner});
+      for (const ActionType type : {ActionType::kBackwardInput, ActionType::kBackwardWeight}) {
+        Action half = a;  // its iteration (lag) kept
+        half.type = type;
+        order.push_back(half);
+      }
     }
   }
   std::vector<std::vector<std::vector<Action>>> out{std::move(split)};

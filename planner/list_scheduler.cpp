@@ -554,4 +554,11 @@ std::vector<std::int32_t> one_f_one_b_limit(const Layout& layout) {
   return limit;
 }
 
+std::vector<std::int32_t> chunk_limits(const Layout& layout,
+                                       std::vector<std::int32_t> microbatches) {
+  for (std::int32_t& l : microbatches)
+    l = static_cast<std::int32_t>(chunk_limit(l, layout.interleave));
+  return microbatches;
+}
+
 }  // namespace recycle::planner

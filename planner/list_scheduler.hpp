@@ -70,5 +70,9 @@ struct ListScheduleResult {
 [[nodiscard]] std::vector<std::int32_t> uniform_limit(const Layout& layout, std::int32_t limit);
 /// 1F1B's own limit: stage s holds at most pp - s micro-batches.
 [[nodiscard]] std::vector<std::int32_t> one_f_one_b_limit(const Layout& layout);
+/// Per-stage limits in micro-batches counted in chunks (chunk_limit): what the list scheduler, the
+/// order search and the lower bounds take.
+[[nodiscard]] std::vector<std::int32_t> chunk_limits(const Layout& layout,
+                                                     std::vector<std::int32_t> microbatches);
 
 }  // namespace recycle::planner

@@ -56,12 +56,6 @@ std::vector<std::vector<std::vector<Action>>> checked_base(const RecycleOptions&
   return base_orders(base, options.layout);
 }
 
-/// Per stage, chunks of activations: `limit` (micro-batches) counted in chunks.
-std::vector<std::int32_t> in_chunks(const Layout& layout, std::vector<std::int32_t> limit) {
-  for (std::int32_t& l : limit) l = static_cast<std::int32_t>(chunk_limit(l, layout.interleave));
-  return limit;
-}
-
 /// Per stage, the base's share of memory in chunks: its own peak, and at least 1F1B's pp - s
 /// micro-batches (with fewer micro-batches than stages a base holds less than it may).
 std::vector<std::int32_t> base_share(const Layout& layout,
@@ -81,6 +75,13 @@ std::int32_t base_limit(const Layout& layout, const std::vector<std::int32_t>& s
   for (const std::int32_t chunks : share)
     most = std::max(most, (chunks + layout.interleave - 1) / layout.interleave);
   return most;
+}
+
+/// Per stage, the micro-batches a plan may hold (recycle_memory_limits), for the base's `share`.
+std::vector<std::int32_t> limits_for(const RecycleOptions& options,
+                                     const std::vector<std::int32_t>& share) {
+  return planning_limits(options.model, options.layout, options.memory_limit,
+                         base_limit(options.layout, share));
 }
 
 }  // namespace
@@ -158,9 +159,7 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
 }
 
 std::vector<std::int32_t> recycle_memory_limits(const RecycleOptions& options) {
-  const std::vector<std::int32_t> share = base_share(options.layout, checked_base(options).front());
-  return planning_limits(options.model, options.layout, options.memory_limit,
-                         base_limit(options.layout, share));
+  return limits_for(options, base_share(options.layout, checked_base(options).front()));
 }
 
 RecyclePlan plan_recycle(const RecycleOptions& options) {
@@ -177,6 +176,7 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   const bool fault_free = canonical.failed.empty();
   Schedule skel = skeleton(layout, canonical.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
+  const std::vector<std::int32_t> share = base_share(layout, base.front());
   if (canonical_schedule_name(options.base) == "2bw") {
     // Lists across iterations with two weight versions (planner/recycle_two_bw.hpp), against the
     // synchronous plan of the same routes (made on 1F1B, in these labels).
@@ -184,13 +184,10 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
     synchronous.base = "1f1b";
     synchronous.failed = canonical.failed;
     synchronous.staggered_optimizer = true;
-    const std::vector<std::int32_t> share = base_share(layout, base.front());
     RecyclePlan plan;
     plan.feasible = true;
     plan.schedule =
-        relabel(plan_two_bw(skel, model,
-                            in_chunks(layout, planning_limits(model, layout, options.memory_limit,
-                                                              base_limit(layout, share))),
+        relabel(plan_two_bw(skel, model, chunk_limits(layout, limits_for(options, share)),
                             plan_recycle(synchronous).schedule.workers),
                 canonical.to_original);
     plan.estimate = *steady_state(plan.schedule, model, options.run);
@@ -199,9 +196,7 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (fault_free) skel.layout.dp = 1;
 
   OrderPlanOptions plan_options;
-  const std::vector<std::int32_t> share = base_share(layout, base.front());
-  plan_options.memory_limit =
-      planning_limits(model, layout, options.memory_limit, base_limit(layout, share));
+  plan_options.memory_limit = limits_for(options, share);
   plan_options.defer_rerouted_w = options.defer_rerouted_w;
   plan_options.share = share;
   if (fault_free) plan_options.fault_free_orders = std::move(base);
@@ -244,7 +239,8 @@ Nanos recycle_period_bound(const RecycleOptions& options) {
     model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
   Schedule skel = skeleton(layout, options.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
-  return period_lower_bound(skel, model.compute, in_chunks(layout, recycle_memory_limits(options)));
+  return period_lower_bound(skel, model.compute,
+                            chunk_limits(layout, recycle_memory_limits(options)));
 }
 
 RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed) {

@@ -150,6 +150,8 @@ Command add_plan_command(CLI::App& app) {
       "recycle plan --schedule interleaved --pp 4 --microbatches 8 --interleave 2 --format csv",
       "recycle plan --schedule zb-v --pp 4 --microbatches 8 --format csv-comms --torch-version 2.8",
       "recycle plan --schedule recycle --pp 8 --dp 8 --microbatches 8 --fail 3:2,5:6",
+      "recycle plan --schedule recycle --base zb-v --pp 4 --dp 4 --microbatches 8 --fail 1:2",
+      "recycle plan --schedule recycle --base 2bw --pp 4 --dp 4 --microbatches 8 --fail 1:2",
       "recycle plan --job job.json --format json -o plan.json",
       "recycle plan --check zb.json",
   }));

@@ -26,8 +26,10 @@ Key key_of(const Action& a) {
 /// that each start at an I), then the rest of the list. Each forward runs as soon as it fits the
 /// memory limit `limit` (chunks; the lagged units' activations are held from the list's start and
 /// freed by their Ws), else the next unit first: on a fault-free 1F1B list this is 2BW's pairing
-/// of each forward with one backward.
-void without_flush(std::vector<Action>& list, const std::set<Key>& lagged, std::int32_t limit) {
+/// of each forward with one backward. `unit_first`: each unit, then one forward if it fits, so
+/// the freed activations make room before the forwards take more.
+void without_flush(std::vector<Action>& list, const std::set<Key>& lagged, std::int32_t limit,
+                   bool unit_first) {
   const auto first_backward = std::find_if(
       list.begin(), list.end(), [](const Action& a) { return a.type != ActionType::kForward; });
   const std::vector<Action> warm(list.begin(), first_backward);
@@ -48,6 +50,15 @@ void without_flush(std::vector<Action>& list, const std::set<Key>& lagged, std::
   std::vector<Action> out;
   std::size_t f = 0;
   for (const std::vector<Action>& unit : units) {
+    if (unit_first) {
+      out.insert(out.end(), unit.begin(), unit.end());
+      for (const Action& a : unit) held += held_delta(a.type);
+      if (f < warm.size() && held < limit) {
+        out.push_back(warm[f++]);
+        ++held;
+      }
+      continue;
+    }
     for (; f < warm.size() && held < limit; ++f, ++held) out.push_back(warm[f]);
     out.insert(out.end(), unit.begin(), unit.end());
     for (const Action& a : unit) held += held_delta(a.type);
@@ -57,14 +68,15 @@ void without_flush(std::vector<Action>& list, const std::set<Key>& lagged, std::
   list = std::move(out);
 }
 
-/// The synchronous plan `one_iteration` with every list run without its flush: lagged are the
+/// The synchronous plan `one_iteration` with every list run without its flush (without_flush,
+/// `unit_first` as there): lagged are the
 /// actions after each worker's last forward, and every action that reads what a lagged one makes
 /// (its input is of the same iteration, so it runs no earlier in the lists: data_distance), to a
 /// fixed point. Each stage's REDUCE_GRAD and OPT follow its last lagged backward, lagged, when any
 /// replica of the stage lags one (replicas all-reduce together), and are implied at the end of the
 /// list otherwise.
 Schedule overlapped(const Schedule& skeleton, std::vector<WorkerSchedule> one_iteration,
-                    const std::vector<std::int32_t>& limit) {
+                    const std::vector<std::int32_t>& limit, bool unit_first) {
   Schedule out = skeleton;
   out.workers = std::move(one_iteration);
   out.weight_versions = 2;
@@ -109,7 +121,7 @@ Schedule overlapped(const Schedule& skeleton, std::vector<WorkerSchedule> one_it
   std::vector<char> stage_lags(static_cast<std::size_t>(layout.pp), 0);
   for (std::size_t w = 0; w < out.workers.size(); ++w) {
     WorkerSchedule& ws = out.workers[w];
-    without_flush(ws.actions, lagged[w], limit[static_cast<std::size_t>(ws.id.stage)]);
+    without_flush(ws.actions, lagged[w], limit[static_cast<std::size_t>(ws.id.stage)], unit_first);
     if (std::any_of(ws.actions.begin(), ws.actions.end(),
                     [](const Action& a) { return a.lag != 0 && held_delta(a.type) < 0; }))
       stage_lags[static_cast<std::size_t>(ws.id.stage)] = 1;
@@ -172,7 +184,8 @@ Schedule plan_two_bw(const Schedule& skeleton, const CostModel& model,
     best.offer(std::move(s));
     RECYCLE_ASSERT(best.schedule.has_value(), "the synchronous plan is not a valid 2bw plan");
   }
-  best.offer(overlapped(skeleton, std::move(one_iteration), limit));
+  for (const bool unit_first : {false, true})
+    best.offer(overlapped(skeleton, one_iteration, limit, unit_first));
   if (skeleton.failed.empty()) {
     GeneratorOptions generator;
     generator.layout = layout;

@@ -69,12 +69,11 @@ void without_flush(std::vector<Action>& list, const std::set<Key>& lagged, std::
 }
 
 /// The synchronous plan `one_iteration` with every list run without its flush (without_flush,
-/// `unit_first` as there): lagged are the
-/// actions after each worker's last forward, and every action that reads what a lagged one makes
-/// (its input is of the same iteration, so it runs no earlier in the lists: data_distance), to a
-/// fixed point. Each stage's REDUCE_GRAD and OPT follow its last lagged backward, lagged, when any
-/// replica of the stage lags one (replicas all-reduce together), and are implied at the end of the
-/// list otherwise.
+/// `unit_first` as there): lagged are the actions after each worker's last forward, and every
+/// action that reads what a lagged one makes (its input is of the same iteration, so it runs no
+/// earlier in the lists: data_distance), to a fixed point. Each stage's REDUCE_GRAD and OPT follow
+/// its last lagged backward, lagged, when any replica of the stage lags one (replicas all-reduce
+/// together), and are implied at the end of the list otherwise.
 Schedule overlapped(const Schedule& skeleton, std::vector<WorkerSchedule> one_iteration,
                     const std::vector<std::int32_t>& limit, bool unit_first) {
   Schedule out = skeleton;

@@ -89,8 +89,15 @@ int run_degradation(const DegradationOptions& o) {
       fits >= 0 ? fmt::format("give --max-failures {} or less", fits) : "a smaller layout");
   const planner::CostModel& model = on.model;
   const planner::Costs& costs = model.compute;
-  // The base without failures, as the job runs it (the optimizer barrier); checks the base's name
-  // and layout.
+  // What ReCycle plans for: the given limit, or the base's share, lowered on each stage to what
+  // fits (the planner's own rule); checks the base's name and layout.
+  planner::RecycleOptions planning;
+  planning.layout = layout;
+  planning.base = base;
+  planning.model = model;
+  planning.memory_limit = o.memory_limit;
+  const std::vector<std::int32_t> limits = planner::recycle_memory_limits(planning);
+  // The base without failures, as the job runs it (the optimizer barrier).
   planner::GeneratorOptions generator;
   generator.layout = layout;
   generator.model = model;
@@ -102,14 +109,6 @@ int run_degradation(const DegradationOptions& o) {
     throw InputError("--base", e.problem());
   }
   planner::check_memory(fault_free_base, model, o.layout.cost_source());
-  // What ReCycle plans for: the given limit, or the base's share, lowered on each stage to what
-  // fits (the planner's own rule).
-  planner::RecycleOptions planning;
-  planning.layout = layout;
-  planning.base = base;
-  planning.model = model;
-  planning.memory_limit = o.memory_limit;
-  const std::vector<std::int32_t> limits = planner::recycle_memory_limits(planning);
   const std::int32_t least = *std::min_element(limits.begin(), limits.end());
   const bool uneven = std::any_of(limits.begin(), limits.end(), [&](auto l) { return l != least; });
   const auto iteration = [&](planner::Schedule schedule) {

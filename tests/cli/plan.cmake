@@ -167,6 +167,12 @@ cli_shell_test("plan-table lookup equals direct planning" 0 "^same ## $"
   "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
 cli_shell_test("plan-table on a zb-v base: lookup equals direct planning" 0 "^same ## $"
   "${P} -q plan-table --base zb-v --pp 3 --dp 3 --microbatches 4 --max-failures 2 -o ${OUT}/tv.json && ${P} plan --schedule recycle --base zb-v --pp 3 --dp 3 --microbatches 4 --fail 2:1,0:2 --plan-table ${OUT}/tv.json --format json > ${OUT}/av.json && ${P} plan --schedule recycle --base zb-v --pp 3 --dp 3 --microbatches 4 --fail 2:1,0:2 --format json > ${OUT}/bv.json && cmp ${OUT}/av.json ${OUT}/bv.json && echo same")
+cli_test("degradation on a base ReCycle does not plan on" 2 "^error: --base: ReCycle plans on 1f1b, interleaved, zb-v, dualpipe-v, 2bw[;] got 'gpipe'"
+  degradation --pp 4 --dp 4 --microbatches 8 --base gpipe)
+cli_test("plan recycle on a 2bw base with too few micro-batches" 2 "^error: --microbatches: 2bw needs at least --pp - 1 [(]3[)] micro-batches"
+  plan --schedule recycle --base 2bw --pp 4 --dp 2 --microbatches 2 --fail 0:1)
+cli_shell_test("plan-table whose base is not one ReCycle plans on" 2 "^error: .*tb[.]json: base: is not a schedule ReCycle plans on"
+  "${P} -q plan-table --base zb-v --pp 2 --dp 2 --microbatches 2 --max-failures 1 -o ${OUT}/tb0.json && sed 's/\"base\": \"zb-v\"/\"base\": \"gpipe\"/' ${OUT}/tb0.json > ${OUT}/tb.json && ${P} plan --schedule recycle --base zb-v --pp 2 --dp 2 --microbatches 2 --fail 1:1 --plan-table ${OUT}/tb.json")
 cli_shell_test("plan-table on another base" 2 "--plan-table: .* was planned on the zb-v base[;] give --base zb-v"
   "${P} -q plan-table --base zb-v --pp 3 --dp 3 --microbatches 4 --max-failures 1 -o ${OUT}/tw.json; ${P} plan --schedule recycle --pp 3 --dp 3 --microbatches 4 --fail 2:1 --plan-table ${OUT}/tw.json")
 cli_shell_test("plan-table lookup beyond its bound" 2 "--plan-table: .* holds no plan for these 3 failures"

@@ -469,11 +469,17 @@ class Worker {
     chunks_.erase(found);
   }
 
+  /// The stage's gradient all-reduce over its live replicas: every chunk the worker runs (a
+  /// stage's replicas run the same chunks), in ascending virtual stage, each its own round.
   void reduce(const Action& a, std::int64_t it) {
-    const std::int32_t v = a.virtual_stage;
-    const std::int32_t rank = shared_.reduce_rank.at(v)[static_cast<std::size_t>(id_.dp)];
-    shared_.all_reduce(v, rank, stage(v, it).gradients(), it,
-                       "the gradient all-reduce of " + where(a));
+    const std::int32_t group = a.virtual_stage;
+    const std::int32_t rank = shared_.reduce_rank.at(group)[static_cast<std::size_t>(id_.dp)];
+    const auto chunks = static_cast<std::int64_t>(params_.size());
+    std::int64_t k = 0;
+    for (const auto& held : params_) {
+      shared_.all_reduce(group, rank, stage(held.first, it).gradients(), it * chunks + k++,
+                         "the gradient all-reduce of " + where(a));
+    }
   }
 
   void execute(const Action& a, std::int64_t it, const Input& input) {
@@ -502,7 +508,7 @@ class Worker {
         reduce(a, it);
         break;
       case ActionType::kOptimizer:
-        step(a.virtual_stage, it);
+        for (const auto& held : params_) step(held.first, it);  // every chunk of the stage
         break;
     }
   }

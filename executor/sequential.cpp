@@ -11,23 +11,23 @@ namespace recycle::executor {
 std::vector<std::vector<float>> train_sequentially(const planner::Layout& layout,
                                                    const RunConfig& config,
                                                    std::int32_t weight_versions) {
-  RECYCLE_ASSERT(layout.interleave == 1, "the sequential trainer runs one chunk a stage");
   RECYCLE_ASSERT(weight_versions == 1 || weight_versions == 2, "one or two weight versions");
   // newest: version t (what iteration t steps); older: version t - 1 (what 2BW computes on).
   std::vector<StageParams> newest;
-  for (std::int32_t s = 0; s < layout.pp; ++s) newest.emplace_back(config.shape, s, config.seed);
+  const std::int32_t stages = layout.virtual_stages();
+  for (std::int32_t v = 0; v < stages; ++v) newest.emplace_back(config.shape, v, config.seed);
   std::vector<StageParams> older = newest;
   for (std::int32_t it = 0; it < config.iterations; ++it) {
     std::vector<StageParams> reading = weight_versions == 1 ? newest : older;
     for (std::int32_t owner = 0; owner < layout.dp; ++owner) {
       for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
-        std::vector<Chunk> chunks(static_cast<std::size_t>(layout.pp));
+        std::vector<Chunk> chunks(static_cast<std::size_t>(stages));
         std::vector<float> x = synthetic_input(config.shape, config.seed, it, owner, mb);
-        for (std::int32_t s = 0; s < layout.pp; ++s)
+        for (std::int32_t s = 0; s < stages; ++s)
           x = reading[static_cast<std::size_t>(s)].forward(x, chunks[static_cast<std::size_t>(s)]);
         std::vector<float> g;
         StageParams::loss(x, synthetic_target(config.shape, config.seed, it, owner, mb), g);
-        for (std::int32_t s = layout.pp - 1; s >= 0; --s) {
+        for (std::int32_t s = stages - 1; s >= 0; --s) {
           const auto si = static_cast<std::size_t>(s);
           g = reading[si].backward_input(g, chunks[si]);
           reading[si].backward_weight(chunks[si]);

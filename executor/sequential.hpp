@@ -15,8 +15,9 @@
 
 namespace recycle::executor {
 
-/// Per stage (interleave 1): its parameters after config.iterations iterations of `layout`'s
-/// global batch, under `weight_versions` (1: synchronous SGD; 2: PipeDream-2BW's rule).
+/// Per virtual stage (each a stage of the workload, whichever worker runs it): its parameters
+/// after config.iterations iterations of `layout`'s global batch, under `weight_versions` (1:
+/// synchronous SGD; 2: PipeDream-2BW's rule).
 [[nodiscard]] std::vector<std::vector<float>> train_sequentially(const planner::Layout& layout,
                                                                  const RunConfig& config,
                                                                  std::int32_t weight_versions = 1);

@@ -77,6 +77,19 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
   return s;
 }
 
+profiles::Profile per_stage(profiles::Profile measured, std::int32_t chunks) {
+  for (profiles::StageProfile& s : measured.stages) {
+    s.forward *= chunks;
+    s.backward_input *= chunks;
+    s.backward_weight *= chunks;
+    s.optimizer *= chunks;
+    s.activation_bytes *= chunks;
+    s.param_bytes *= chunks;
+    s.optimizer_state_bytes *= chunks;
+  }
+  return measured;
+}
+
 profiles::Profile measure_profile(Backend backend, const executor::StageShape& shape,
                                   std::int32_t pp, std::int32_t replicas, std::int32_t repetitions,
                                   std::int32_t in_flight, const Sharing& placed) {

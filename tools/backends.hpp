@@ -48,6 +48,12 @@ void require_run_fits(Backend backend, const planner::Schedule& schedule,
                                                 std::int32_t in_flight = 1,
                                                 const Sharing& placed = {});
 
+/// The profile of stages that each run `chunks` model chunks of the measured shape (interleaved
+/// and V-shaped schedules: every chunk of `measured`'s size): each stage's times, activations,
+/// weights and optimizer state `chunks` times one chunk's, its messages one chunk's, as
+/// planner::CostModel::from_profile splits a stage over its chunks.
+[[nodiscard]] profiles::Profile per_stage(profiles::Profile measured, std::int32_t chunks);
+
 /// Under mpirun: runs this process's workers of `schedule` on the backend numbered `backend`
 /// (a Backend), with the run's peers (executor::mpi::Runner; every process's).
 [[nodiscard]] executor::RunResult run_with_peers(std::int32_t backend,

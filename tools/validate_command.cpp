@@ -367,14 +367,7 @@ int run_validate(ValidateOptions o) {
   const Backend backend = parse_backend(o.backend);
   o.run.seed = seed_value(o.seed);
   o.request.settle(nullptr);  // --base only with recycle
-  if (o.layout.layout().interleave != 1)
-    throw InputError("--interleave", "the executor runs interleave 1 schedules only");
   const planner::Layout layout = o.layout.resolve(o.request.placed_by()).layout;
-  if (layout.interleave != 1) {
-    throw InputError(o.request.name == "recycle" ? "--base" : "--schedule",
-                     o.request.placed_by() + " runs " + std::to_string(layout.interleave) +
-                         " chunks per worker; the executor runs one (interleave 1)");
-  }
 #if RECYCLE_HAVE_MPI
   if (const executor::mpi::Processes* processes = executor::mpi::current();
       processes != nullptr && layout.workers() % processes->size() != 0) {
@@ -418,8 +411,9 @@ int run_validate(ValidateOptions o) {
   }
   const profiles::Profile measured =
       measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight, placed);
-  const planner::CostModel model =
-      planner::CostModel::from_profile(measured, layout, "the measured profile");
+  // Measured per chunk; a worker of several chunks (interleaved, V) runs that many per stage.
+  const planner::CostModel model = planner::CostModel::from_profile(
+      per_stage(measured, layout.interleave), layout, "the measured profile");
   const planner::Costs& costs = model.compute;
   std::string why;
   const auto made = o.request.make(layout, model, direct, why);

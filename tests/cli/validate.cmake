@@ -166,9 +166,18 @@ cli_test("validate: a heartbeat too slow to find a kill before the waits give up
   validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:0@1.5 --heartbeat-ms 10000 --missed-beats 1000)
 cli_test("validate: a negative seed" 2 "^error: --seed: must be >= 0, got -1"
   validate --schedule 1f1b --pp 2 --microbatches 4 --seed -1)
-cli_test("validate: a V-shaped schedule runs two chunks a worker, the executor one" 2
-  "^error: --schedule: zb-v runs 2 chunks per worker[;] the executor runs one [(]interleave 1[)]"
-  validate --schedule zb-v --pp 2 --microbatches 4)
+# Several chunks a worker: each worker runs both of its chunks (the measured stage is one chunk,
+# scaled to the worker's two), every micro-batch once; ReCycle on the V trains the fault-free
+# run's weights.
+cli_test("validate: a V-shaped schedule, two chunks a worker" 0
+  "zb-v on the cpu backend: PP 2, DP 1, 4 micro-batches.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms .* ## micro-batches processed: 12 "
+  validate --schedule zb-v --pp 2 --microbatches 4 --width 32 --iterations 3)
+cli_test("validate: ReCycle on a zb-v base around a failed worker trains the fault-free run's weights" 0
+  "micro-batches processed: 16 .*equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"
+  validate --schedule recycle --base zb-v --pp 2 --dp 2 --microbatches 2 --fail 1:0 --iterations 4 --width 32 --check-equivalence)
+cli_test("validate: ReCycle on an interleaved base around a failed worker trains the fault-free run's weights" 0
+  "micro-batches processed: 16 .*equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"
+  validate --schedule recycle --base interleaved --interleave 2 --pp 2 --dp 2 --microbatches 2 --fail 0:1 --iterations 4 --width 32 --check-equivalence)
 cli_test("validate: a failure set with no live replica of a stage" 2
   "^error: --fail: stage 0 has no live worker"
   validate --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 0:0,1:0)

@@ -56,6 +56,28 @@ TEST_CASE("fault-free schedules train what the sequential loop trains") {
   }
 }
 
+TEST_CASE("several chunks a worker, in a loop and in a V, train what the sequential loop trains") {
+  // Each virtual stage is a stage of the workload on whichever worker the placement puts it.
+  for (const char* name : {"interleaved", "zb-v", "dualpipe-v"}) {
+    CAPTURE(name);
+    planner::GeneratorOptions options;
+    options.layout = planner::layout_for(name, {2, 2, 4, 2});
+    const planner::Schedule schedule = planner::generate_fault_free(name, options);
+    const RunConfig config = small_config();
+    const RunResult run = run_on_cpu(schedule, config);
+    const auto reference = sequential(schedule.layout, config);
+    CHECK(run.microbatches_processed == static_cast<std::int64_t>(config.iterations) * 2 * 4);
+    for (const WorkerRun& w : run.workers) {
+      CAPTURE(planner::to_string(w.id));
+      REQUIRE(w.parameters.size() == 2);
+      for (const auto& [v, params] : w.parameters) {
+        CHECK(schedule.layout.stage_of(v) == w.id.stage);
+        CHECK(max_relative_difference(params, reference[static_cast<std::size_t>(v)]) < 1e-5);
+      }
+    }
+  }
+}
+
 TEST_CASE("ReCycle's re-routed plans train what the fault-free job trains") {
   for (const std::vector<planner::WorkerId>& failed :
        std::vector<std::vector<planner::WorkerId>>{{{1, 0}}, {{0, 1}}, {{0, 2}, {2, 0}}}) {

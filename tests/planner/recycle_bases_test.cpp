@@ -59,8 +59,8 @@ void check_every_chunk_once(const Schedule& s) {
     if (type != ActionType::kForward) continue;
     ++chunks;
     const auto has = [&](ActionType t) { return seen.contains({owner, v, mb, t}); };
-    CHECK((has(ActionType::kBackward) != (has(ActionType::kBackwardInput) &&
-                                           has(ActionType::kBackwardWeight))));
+    CHECK((has(ActionType::kBackward) !=
+           (has(ActionType::kBackwardInput) && has(ActionType::kBackwardWeight))));
   }
   CHECK(chunks == static_cast<std::size_t>(l.dp * l.virtual_stages() * l.microbatches));
 }
@@ -130,35 +130,34 @@ std::pair<Nanos, Nanos> barrier_makespan(const Base& base, const char* failed) {
 
 TEST_CASE("ReCycle on several chunks: small cases timed by hand") {
   // F = I = W = 1 s, PP 2, two chunks a worker, the optimizer barrier (the objective is the
-  // makespan).
-  SUBCASE("a V, one micro-batch: its chain F0 F1 F2 F3, I3 I2 I1 I0, W0 is all there is, 9 s") {
-    const auto [made, bound] = barrier_makespan({"zb-v", {1, 2, 1, 2, Placement::kV}}, "");
-    CHECK(made == 9);
-    CHECK(bound == 9);
-  }
-  SUBCASE("a loop, two micro-batches: stage 1 starts at 1 s and has 2 x 2 x 3 = 12 s of work") {
-    // Reached with no idle time on stage 1 after 1 s: F1a F1b F3a I3a F3b I3b I1a I1b and the
-    // four Ws, stage 0 running I0b at 9-10 s and its two W0s by 13 s.
-    const auto [made, bound] = barrier_makespan({"interleaved", {1, 2, 2, 2}}, "");
-    CHECK(made == 13);
-    CHECK(bound == 13);
-  }
-  SUBCASE("a V, one micro-batch a pipeline, worker (1,0) failed: 13 s") {
-    // (0,0) runs chunks 0 and 3 (virtual stages 0 and 3) of both pipelines: 2 x 2 x 3 = 12 s of
-    // work. Before 3 s it can run only the two F0s (F3 waits for F1 and F2 on stage 1, which end
-    // at 3 s at the earliest), so 10 s of work remain at 3 s: 13 s, and an order reaches it
-    // (F0 F0' . F3 F3' I3 I3' W3 I0 I0' W3' W0 W0', primes for pipeline 1). The bound, which
-    // does not see that gap, is the 12 s of work.
-    const auto [made, bound] = barrier_makespan({"zb-v", {2, 2, 1, 2, Placement::kV}}, "1:0");
-    CHECK(made == 13);
-    CHECK(bound == 12);
-  }
-  SUBCASE("a loop, two micro-batches a pipeline, worker (1,1) failed: 1 + 24 = 25 s") {
-    // (0,1) runs chunks 1 and 3 of both pipelines' micro-batches, 2 x 2 x 2 x 3 = 24 s, and
-    // cannot start before the first F0 ends at 1 s.
-    const auto [made, bound] = barrier_makespan({"interleaved", {2, 2, 2, 2}}, "1:1");
-    CHECK(bound == 25);
-    CHECK(made == 25);
+  // makespan): the plan's makespan and makespan_lower_bound's, each worked out by hand.
+  struct Case {
+    const char* what;
+    Base base;
+    const char* failed;
+    Nanos made, bound;
+  };
+  const std::vector<Case> cases = {
+      // One micro-batch in a V: its chain F0 F1 F2 F3, I3 I2 I1 I0, W0 is all there is.
+      {"a V, one micro-batch", {"zb-v", {1, 2, 1, 2, Placement::kV}}, "", 9, 9},
+      // A loop of two micro-batches: stage 1 starts at 1 s with 2 x 2 x 3 = 12 s of work, reached
+      // with no idle time (F1a F1b F3a I3a F3b I3b I1a I1b and the four Ws; stage 0 runs I0b at
+      // 9-10 s and its two W0s by 13 s).
+      {"a loop, two micro-batches", {"interleaved", {1, 2, 2, 2}}, "", 13, 13},
+      // (0,0) runs chunks 0 and 3 of both pipelines, 2 x 2 x 3 = 12 s. Before 3 s it can run only
+      // the two F0s (F3 waits for F1 and F2 on stage 1, which end at 3 s at the earliest), so
+      // 10 s remain at 3 s: 13 s, which an order reaches (F0 F0' . F3 F3' I3 I3' W3 I0 I0' W3'
+      // W0 W0', primes for pipeline 1). The bound, blind to that gap, is the 12 s of work.
+      {"a V, worker (1,0) failed", {"zb-v", {2, 2, 1, 2, Placement::kV}}, "1:0", 13, 12},
+      // (0,1) runs chunks 1 and 3 of both pipelines' micro-batches, 2 x 2 x 2 x 3 = 24 s, and
+      // cannot start before the first F0 ends at 1 s.
+      {"a loop, worker (1,1) failed", {"interleaved", {2, 2, 2, 2}}, "1:1", 25, 25},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.what);
+    const auto [made, bound] = barrier_makespan(c.base, c.failed);
+    CHECK(made == c.made);
+    CHECK(bound == c.bound);
   }
 }
 

@@ -102,42 +102,49 @@ void ExecutionGraph::reorder(std::int32_t worker, std::span<const std::int32_t> 
   reordered_ = true;
 }
 
-std::optional<std::vector<std::int32_t>> ExecutionGraph::topological_order() const {
+bool ExecutionGraph::topological_order(std::vector<std::int32_t>& order,
+                                       std::span<const std::int32_t> hint) const {
   const auto n = static_cast<std::size_t>(nodes());
-  std::vector<std::int32_t> first_out(n + 1, 0);
-  std::vector<std::int32_t> waiting(n, 0);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
-      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
-      if (p >> 31) continue;
-      ++first_out[p + 1];
-      ++waiting[v];
-    }
-  }
-  for (std::size_t v = 0; v < n; ++v) first_out[v + 1] += first_out[v];
-  std::vector<std::int32_t> out(static_cast<std::size_t>(first_out[n]));
-  std::vector<std::int32_t> fill(first_out.begin(), first_out.end() - 1);
-  for (std::size_t v = 0; v < n; ++v) {
-    for (std::int32_t e = first_edge_[v]; e < first_edge_[v + 1]; ++e) {
-      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
-      if (p >> 31) continue;
-      out[static_cast<std::size_t>(fill[p]++)] = static_cast<std::int32_t>(v);
-    }
-  }
-  std::vector<std::int32_t> order;
+  // 0: not reached; 1: on the walk's stack (its predecessors are being placed); 2: placed.
+  std::vector<char> state(n, 0);
+  // The stack: a node and the next of its edges to read.
+  std::vector<std::pair<std::int32_t, std::int32_t>> stack;
+  order.clear();
   order.reserve(n);
-  for (std::size_t v = 0; v < n; ++v) {
-    if (waiting[v] == 0) order.push_back(static_cast<std::int32_t>(v));
-  }
-  for (std::size_t head = 0; head < order.size(); ++head) {
-    const auto v = static_cast<std::size_t>(order[head]);
-    for (std::int32_t k = first_out[v]; k < first_out[v + 1]; ++k) {
-      const std::int32_t to = out[static_cast<std::size_t>(k)];
-      if (--waiting[static_cast<std::size_t>(to)] == 0) order.push_back(to);
+  const auto place = [&](std::int32_t root) {
+    if (state[static_cast<std::size_t>(root)] == 2) return true;
+    state[static_cast<std::size_t>(root)] = 1;
+    stack.emplace_back(root, first_edge_[static_cast<std::size_t>(root)]);
+    while (!stack.empty()) {
+      auto& [v, e] = stack.back();
+      const std::int32_t end = first_edge_[static_cast<std::size_t>(v) + 1];
+      bool descended = false;
+      for (; e < end; ++e) {
+        const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
+        if (p >> 31) continue;  // from the previous iteration
+        const char s = state[p];
+        if (s == 2) continue;
+        if (s == 1) return false;  // a cycle
+        state[p] = 1;
+        ++e;
+        stack.emplace_back(static_cast<std::int32_t>(p), first_edge_[p]);
+        descended = true;
+        break;
+      }
+      if (descended) continue;
+      state[static_cast<std::size_t>(v)] = 2;
+      order.push_back(v);
+      stack.pop_back();
     }
+    return true;
+  };
+  for (const std::int32_t v : hint) {
+    if (v >= 0 && static_cast<std::size_t>(v) < n && !place(v)) return false;
   }
-  if (order.size() != n) return std::nullopt;
-  return order;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (!place(static_cast<std::int32_t>(v))) return false;
+  }
+  return true;
 }
 
 namespace {

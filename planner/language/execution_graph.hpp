@@ -195,9 +195,14 @@ class ExecutionGraph {
   /// and OPT still last. The graph rewrites the worker's stream edges and its arrival at the
   /// stage's all-reduce; the node numbering stops being a topological order.
   void reorder(std::int32_t worker, std::span<const std::int32_t> nodes);
-  /// A topological order of the same-iteration edges as they are now (Kahn's algorithm), or
-  /// nullopt when they form a cycle.
-  [[nodiscard]] std::optional<std::vector<std::int32_t>> topological_order() const;
+  /// Writes a topological order of the same-iteration edges as they are now into `order`, or
+  /// returns false when they form a cycle. A depth-first walk over each node's predecessors, taking
+  /// the nodes in the order of `hint` (any nodes, typically the order of the walk before a
+  /// reorder(), which stays nearly valid), then the rest by number: where the hint is already a
+  /// topological order, each edge is read once and nothing is pushed twice. Any topological order
+  /// times the graph alike.
+  [[nodiscard]] bool topological_order(std::vector<std::int32_t>& order,
+                                       std::span<const std::int32_t> hint = {}) const;
   /// Whether `node` can ever run in the first iteration: false for the nodes of a dependency cycle
   /// and for every node that waits on one (all true when ordered()).
   [[nodiscard]] bool runs(std::int32_t node) const noexcept {

@@ -54,10 +54,14 @@ bool PeriodFinder::add(std::span<const Nanos> end) {
 std::optional<SteadyState> steady_state(const ExecutionGraph& graph, std::int32_t max_iterations,
                                         SteadyStateTrace* trace) {
   RECYCLE_ASSERT(max_iterations >= 2, "a period needs two iterations");
-  std::optional<std::vector<std::int32_t>> order;
-  if (!graph.ordered()) {
-    order = graph.topological_order();
-    if (!order) return std::nullopt;
+  // The walk's order: the numbering when it is topological, else one found now, from the order
+  // the trace kept of the walk before (a search's last schedule, one move away).
+  std::vector<std::int32_t> walk;
+  const bool numbered = graph.ordered();
+  if (!numbered &&
+      !graph.topological_order(walk, trace != nullptr ? std::span<const std::int32_t>(trace->order)
+                                                      : std::span<const std::int32_t>{})) {
+    return std::nullopt;
   }
   const auto n = static_cast<std::size_t>(graph.nodes());
   std::vector<Nanos> previous(n), start(n), end(n);
@@ -65,8 +69,8 @@ std::optional<SteadyState> steady_state(const ExecutionGraph& graph, std::int32_
   PeriodFinder finder(graph);
   for (std::int32_t it = 0; it < max_iterations; ++it) {
     const std::span<const Nanos> before = it == 0 ? std::span<const Nanos>{} : previous;
-    if (order) {
-      graph.sweep(*order, before, start, end, cause);
+    if (!numbered) {
+      graph.sweep(walk, before, start, end, cause);
     } else {
       graph.sweep(before, start, end, cause);
     }
@@ -75,10 +79,10 @@ std::optional<SteadyState> steady_state(const ExecutionGraph& graph, std::int32_
     if (it + 1 < max_iterations) std::swap(previous, end);
   }
   if (trace != nullptr) {
-    trace->last_end = end;
-    trace->last_start = start;
-    trace->last_cause = cause;
-    if (order) trace->order = *order;
+    trace->last_end = std::move(end);
+    trace->last_start = std::move(start);
+    trace->last_cause = std::move(cause);
+    trace->order = std::move(walk);
   }
   return finder.state();
 }

@@ -211,3 +211,64 @@ TEST_CASE(
     CHECK(st->settled);
   }
 }
+
+TEST_CASE(
+    "reorder: the walk's order follows every edge whatever the hint, and a cycle is refused") {
+  // P = 2, M = 2, split backward, F = I = W = 1, free network, barrier. Stage 1 first runs
+  // F0 I0 W0 F1 I1 W1; reordered to F0 F1 I0 W0 I1 W1 it must time as the schedule listed that
+  // way; reordered to I0 F0 ... its I0 waits for its own later F0: a cycle.
+  const auto make = [](std::vector<Action> stage1) {
+    Schedule s;
+    s.layout = Layout{1, 2, 2, 1};
+    s.workers = {
+        {{0, 0},
+         {act(F, 0, 0), act(F, 0, 1), act(I, 0, 0), act(W, 0, 0), act(I, 0, 1), act(W, 0, 1)}},
+        {{0, 1}, std::move(stage1)}};
+    return s;
+  };
+  const Schedule listed =
+      make({act(F, 1, 0), act(I, 1, 0), act(W, 1, 0), act(F, 1, 1), act(I, 1, 1), act(W, 1, 1)});
+  const Schedule wanted =
+      make({act(F, 1, 0), act(F, 1, 1), act(I, 1, 0), act(W, 1, 0), act(I, 1, 1), act(W, 1, 1)});
+  const CostModel m = CostModel::compute_only(Costs::uniform(2, {1, 1, 1}));
+  ExecutionGraph graph = timed_graph(listed, m, GraphOptions{});
+  const auto node = [&](std::int32_t i) { return graph.node(1, i); };
+  // The listed positions 0 F0, 1 I0, 2 W0, 3 F1, 4 I1, 5 W1.
+  const std::vector<std::int32_t> reordered{node(0), node(3), node(1), node(2), node(4), node(5)};
+  graph.reorder(1, reordered);
+  std::vector<std::int32_t> reversed(static_cast<std::size_t>(graph.nodes()));
+  for (std::size_t k = 0; k < reversed.size(); ++k)
+    reversed[k] = graph.nodes() - 1 - static_cast<std::int32_t>(k);
+  for (const bool hinted : {false, true}) {
+    CAPTURE(hinted);
+    std::vector<std::int32_t> order;
+    REQUIRE(graph.topological_order(
+        order, hinted ? std::span<const std::int32_t>(reversed) : std::span<const std::int32_t>{}));
+    REQUIRE(order.size() == static_cast<std::size_t>(graph.nodes()));
+    std::vector<std::int32_t> at(order.size(), -1);
+    for (std::size_t k = 0; k < order.size(); ++k) at[static_cast<std::size_t>(order[k])] = k;
+    for (std::int32_t v = 0; v < graph.nodes(); ++v) {
+      CHECK(at[static_cast<std::size_t>(v)] >= 0);
+      for (std::int32_t e = graph.first_edge(v); e < graph.first_edge(v + 1); ++e) {
+        const ExecutionGraph::Edge edge = graph.edge(e);
+        if (edge.distance == 0) CHECK(at[static_cast<std::size_t>(edge.from)] < at[v]);
+      }
+    }
+  }
+  // By hand, the order wanted: stage 0 F0 [0,1] F1 [1,2]; stage 1 F0 [1,2] F1 [2,3] I0 [3,4]
+  // W0 [4,5] I1 [5,6] W1 [6,7]; stage 0 I0 [4,5] W0 [5,6] I1 [6,7] W1 [7,8]: makespan 8.
+  SteadyStateTrace trace;
+  trace.order = reversed;  // a hint that is no topological order
+  const auto reordered_state = steady_state(graph, kMaxSteadyStateIterations, &trace);
+  const auto wanted_state = steady_state(wanted, m);
+  REQUIRE(reordered_state.has_value());
+  REQUIRE(wanted_state.has_value());
+  CHECK(reordered_state->makespan == 8);
+  CHECK(wanted_state->makespan == 8);
+  CHECK(reordered_state->period == wanted_state->period);
+
+  graph.reorder(1, std::vector<std::int32_t>{node(1), node(0), node(2), node(3), node(4), node(5)});
+  std::vector<std::int32_t> order;
+  CHECK_FALSE(graph.topological_order(order, trace.order));
+  CHECK_FALSE(steady_state(graph, kMaxSteadyStateIterations, &trace).has_value());
+}

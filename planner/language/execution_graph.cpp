@@ -53,13 +53,6 @@ ExecutionGraph::ExecutionGraph(const Schedule& schedule, const ActionDuration& d
   build(schedule, ActionIndex(schedule), FunctionDurations{duration}, options, source);
 }
 
-const Action& ExecutionGraph::action(std::int32_t worker, std::int32_t index) const noexcept {
-  const auto w = static_cast<std::size_t>(worker);
-  const auto listed = static_cast<std::int32_t>(schedule_->workers[w].actions.size());
-  if (index < listed) return schedule_->workers[w].actions[static_cast<std::size_t>(index)];
-  return implied_[w][static_cast<std::size_t>(index - listed)];
-}
-
 std::int32_t ExecutionGraph::implied(std::int32_t worker) const noexcept {
   return static_cast<std::int32_t>(implied_[static_cast<std::size_t>(worker)].size());
 }

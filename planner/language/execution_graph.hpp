@@ -134,7 +134,13 @@ class ExecutionGraph {
                                                index)];
   }
   /// The action of a list position (an implied REDUCE_GRAD/OPT included).
-  [[nodiscard]] const Action& action(std::int32_t worker, std::int32_t index) const noexcept;
+  [[nodiscard]] const Action& action(std::int32_t worker, std::int32_t index) const noexcept {
+    const auto w = static_cast<std::size_t>(worker);
+    const std::vector<Action>& listed = schedule_->workers[w].actions;
+    if (static_cast<std::size_t>(index) < listed.size())
+      return listed[static_cast<std::size_t>(index)];
+    return implied_[w][static_cast<std::size_t>(index) - listed.size()];
+  }
   /// How many REDUCE_GRAD/OPT the worker's list implies (0, 1 or 2; they follow its actions).
   [[nodiscard]] std::int32_t implied(std::int32_t worker) const noexcept;
   /// The worker and list position of an action node ({-1, -1} for other nodes).

@@ -2,9 +2,12 @@
 // (TP 8 -> 2,048 workers: PP 16, DP 128, 64 micro-batches).
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "planner/generators.hpp"
 #include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/period.hpp"
 
 namespace {
 
@@ -27,6 +30,38 @@ void BM_GenerateZbH2(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(generate_fault_free("zb-h2", options));
 }
 BENCHMARK(BM_GenerateZbH2)->Unit(benchmark::kMillisecond);
+
+/// ZB-H2 as Zero Bubble's own scheduler makes it (one pipeline, staggered optimizer: its
+/// objective is each stage's span), on the inputs tools/zb_scheduler_time.py times that scheduler
+/// on in-process: range = pp, micro-batches, F, I, W, activations held (docs/recycle.md).
+void BM_GenerateZbH2VsZeroBubble(benchmark::State& state) {
+  const auto pp = static_cast<std::int32_t>(state.range(0));
+  GeneratorOptions options;
+  options.layout = Layout{1, pp, static_cast<std::int32_t>(state.range(1)), 1};
+  options.model =
+      CostModel::compute_only(Costs::uniform(pp, {state.range(2), state.range(3), state.range(4)}));
+  options.memory_limit = static_cast<std::int32_t>(state.range(5));
+  options.staggered_optimizer = true;
+  Schedule schedule;
+  for (auto _ : state) {
+    schedule = generate_fault_free("zb-h2", options);
+    benchmark::DoNotOptimize(schedule.workers.data());
+  }
+  // The period to set beside the scheduler's span: the two must agree.
+  state.counters["period"] = static_cast<double>(steady_state(schedule, options.model)->period);
+  state.SetLabel("pp " + std::to_string(pp) + " m " + std::to_string(state.range(1)) + " F,I,W " +
+                 std::to_string(state.range(2)) + "," + std::to_string(state.range(3)) + "," +
+                 std::to_string(state.range(4)) + " K " + std::to_string(state.range(5)));
+}
+BENCHMARK(BM_GenerateZbH2VsZeroBubble)
+    ->Args({4, 16, 1, 1, 1, 8})
+    ->Args({8, 32, 1, 2, 1, 16})
+    ->Args({16, 64, 1, 1, 1, 32})
+    ->Args({16, 64, 2, 3, 2, 32})
+    ->Args({16, 128, 2, 3, 2, 32})
+    ->Args({32, 64, 1, 2, 1, 64})
+    ->Args({32, 128, 2, 3, 2, 64})
+    ->Unit(benchmark::kMillisecond);
 
 void BM_Lower(benchmark::State& state) {
   const Schedule schedule = generate_fault_free("zb-h1", large_layout());

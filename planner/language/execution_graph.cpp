@@ -105,8 +105,20 @@ bool ExecutionGraph::topological_order(std::vector<std::int32_t>& order,
   order.clear();
   order.reserve(n);
   const auto place = [&](std::int32_t root) {
-    if (state[static_cast<std::size_t>(root)] == 2) return true;
-    state[static_cast<std::size_t>(root)] = 1;
+    const auto r = static_cast<std::size_t>(root);
+    if (state[r] == 2) return true;
+    // Most nodes of a hint that nearly holds find every predecessor placed: placed at once.
+    bool ready = true;
+    for (std::int32_t e = first_edge_[r]; e < first_edge_[r + 1] && ready; ++e) {
+      const std::uint32_t p = pred_[static_cast<std::size_t>(e)];
+      ready = (p >> 31) != 0 || state[p] == 2;
+    }
+    if (ready) {
+      state[r] = 2;
+      order.push_back(root);
+      return true;
+    }
+    state[r] = 1;
     stack.emplace_back(root, first_edge_[static_cast<std::size_t>(root)]);
     while (!stack.empty()) {
       auto& [v, e] = stack.back();

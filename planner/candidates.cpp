@@ -138,7 +138,54 @@ Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderP
   return better(searched, base) ? searched : base;
 }
 
+/// A candidate of step 1: its memory limits (chunks, per stage) and look-aheads.
+struct Variant {
+  std::vector<std::int32_t> limit;
+  bool weight_waits = false;
+  bool forward_waits = false;
+};
+
+/// The list schedule of `variant`, on the direct network of `model`.
+ListScheduleResult run_variant(const Schedule& skeleton, const CostModel& model,
+                               const OrderPlanOptions& options, const Variant& variant,
+                               Nanos give_up_at = kMaxClock) {
+  ListScheduleInput input{&skeleton,
+                          &model.compute,
+                          variant.limit,
+                          options.defer_rerouted_w,
+                          false,
+                          variant.weight_waits,
+                          {}};
+  input.forward_waits_for_gradient = variant.forward_waits;
+  input.network = &model;
+  input.give_up_at = give_up_at;
+  return list_schedule(input);
+}
+
 }  // namespace
+
+Nanos period_ceiling(const Schedule& skeleton, const CostModel& model,
+                     const OrderPlanOptions& options) {
+  // The first candidate of both ways of step 1: the limit, no look-ahead. Its computes end by its
+  // makespan; each stage's all-reduce then starts at the latest (its last peer's last compute)
+  // and its optimizer steps after it (staggered) or after every stage's (barrier).
+  const Layout& layout = skeleton.layout;
+  Nanos reduce = 0, step = 0;
+  std::vector<WorkerId> peers;
+  for (std::int32_t s = 0; s < layout.pp; ++s) {
+    peers.clear();
+    for (std::int32_t d = 0; d < layout.dp; ++d) {
+      if (!std::binary_search(skeleton.failed.begin(), skeleton.failed.end(), WorkerId{d, s}))
+        peers.push_back({d, s});
+    }
+    if (!peers.empty()) reduce = std::max(reduce, model.all_reduce_time(s, peers));
+    step = std::max(step, model.compute.duration({ActionType::kOptimizer, s, -1, 0}));
+  }
+  const Nanos computes = run_variant(skeleton, model, options,
+                                     {chunk_limits(layout, options.memory_limit), false, false})
+                             .makespan;
+  return std::min(kMaxClock, computes + reduce + step);
+}
 
 OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                       const OrderPlanOptions& options) {
@@ -147,17 +194,11 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                  "one memory limit per stage");
   RECYCLE_ASSERT(options.share.empty() || options.share.size() == options.memory_limit.size(),
                  "one base share per stage");
-  const Costs& costs = model.compute;
   const std::vector<std::int32_t> limit = chunk_limits(layout, options.memory_limit);
   const std::int64_t actions =
       3 * static_cast<std::int64_t>(layout.dp) * layout.virtual_stages() * layout.microbatches;
   const bool timed = actions <= options.timed_actions;
   // Step 1: list schedules of the limit variants and look-aheads, on threads.
-  struct Variant {
-    std::vector<std::int32_t> limit;
-    bool weight_waits = false;
-    bool forward_waits = false;
-  };
   std::vector<Variant> variants;
   if (timed) {
     for (const auto& variant : limit_variants(layout, options, limit)) {
@@ -173,17 +214,7 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
     if (share != limit) variants.push_back({std::move(share), false, false});
   }
   const auto schedule_variant = [&](std::size_t i, Nanos give_up_at = kMaxClock) {
-    ListScheduleInput input{&skeleton,
-                            &costs,
-                            variants[i].limit,
-                            options.defer_rerouted_w,
-                            false,
-                            variants[i].weight_waits,
-                            {}};
-    input.forward_waits_for_gradient = variants[i].forward_waits;
-    input.network = &model;
-    input.give_up_at = give_up_at;
-    return list_schedule(input);
+    return run_variant(skeleton, model, options, variants[i], give_up_at);
   };
   std::vector<Candidate> candidates;
   if (!timed) {

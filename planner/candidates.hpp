@@ -76,4 +76,16 @@ struct OrderPlan {
 [[nodiscard]] OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
                                     const OrderPlanOptions& options);
 
+/// An upper bound on the period plan_orders estimates for the same inputs, from one list schedule:
+/// the first-iteration makespan of its first candidate (the limit everywhere, no look-ahead) on
+/// the direct network, its computes' (the list schedule's) plus the longest all-reduce and the
+/// longest optimizer step. A schedule's steady-state period is at most its first iteration's
+/// makespan (iteration k + 1 can run as iteration 1 did, started when iteration k ended); the
+/// candidate chosen has the least period or, on large layouts, the least computes' makespan (the
+/// same collectives and steps follow every candidate), and the search only improves on it, so
+/// whichever wins its period is at most this. Holds where the estimate is on the direct network
+/// (no final ranking on options.run: OrderPlan::ranked_on_run false).
+[[nodiscard]] Nanos period_ceiling(const Schedule& skeleton, const CostModel& model,
+                                   const OrderPlanOptions& options);
+
 }  // namespace recycle::planner

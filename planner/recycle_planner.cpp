@@ -4,6 +4,7 @@
 #include <tuple>
 
 #include "core/error.hpp"
+#include "planner/candidates.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/language/semantics.hpp"
@@ -162,20 +163,55 @@ std::vector<std::int32_t> recycle_memory_limits(const RecycleOptions& options) {
   return limits_for(options, base_share(options.layout, checked_base(options).front()));
 }
 
+namespace {
+
+/// What plan_recycle plans in: the failure set in its canonical labels, the cost model (uniform
+/// costs when none are given) and the skeleton with the routes.
+struct Setting {
+  CanonicalFailures canonical;
+  CostModel model;
+  Schedule skeleton;
+};
+
+Setting setting(const RecycleOptions& options) {
+  const Layout& layout = options.layout;
+  Setting out{options.model.cluster.pipelines_interchangeable()
+                  ? canonicalize(options.failed, layout)
+                  : keep_labels(options.failed, layout),
+              options.model,
+              {}};
+  if (out.model.compute.virtual_stages.empty())
+    out.model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
+  out.skeleton = skeleton(layout, out.canonical.failed, "recycle", out.model);
+  out.skeleton.staggered_optimizer = options.staggered_optimizer;
+  return out;
+}
+
+/// The options of the order planner (planner/candidates.hpp) for a plan with failures.
+OrderPlanOptions order_options(const RecycleOptions& options,
+                               const std::vector<std::int32_t>& share) {
+  OrderPlanOptions plan_options;
+  plan_options.memory_limit = limits_for(options, share);
+  plan_options.defer_rerouted_w = options.defer_rerouted_w;
+  plan_options.share = share;
+  plan_options.search_work = options.search_work;
+  plan_options.timed_actions = options.timed_actions;
+  plan_options.run = options.run;
+  return plan_options;
+}
+
+}  // namespace
+
 RecyclePlan plan_recycle(const RecycleOptions& options) {
   std::vector<std::vector<std::vector<Action>>> base = checked_base(options);
   if (auto no = infeasible(options.layout, options.failed)) return *no;
   const Layout& layout = options.layout;
-  const CanonicalFailures canonical = options.model.cluster.pipelines_interchangeable()
-                                          ? canonicalize(options.failed, layout)
-                                          : keep_labels(options.failed, layout);
-  CostModel model = options.model;
-  if (model.compute.virtual_stages.empty())
-    model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
+  Setting set = setting(options);
+  const CanonicalFailures& canonical = set.canonical;
+  const CostModel& model = set.model;
+  Schedule& skel = set.skeleton;
   // Without failures every pipeline runs the same lists: plan one and copy it.
   const bool fault_free = canonical.failed.empty();
-  Schedule skel = skeleton(layout, canonical.failed, "recycle", model);
-  skel.staggered_optimizer = options.staggered_optimizer;
   const std::vector<std::int32_t> share = base_share(layout, base.front());
   if (canonical_schedule_name(options.base) == "2bw") {
     // Lists across iterations with two weight versions (planner/recycle_two_bw.hpp), against the
@@ -195,14 +231,8 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   }
   if (fault_free) skel.layout.dp = 1;
 
-  OrderPlanOptions plan_options;
-  plan_options.memory_limit = limits_for(options, share);
-  plan_options.defer_rerouted_w = options.defer_rerouted_w;
-  plan_options.share = share;
+  OrderPlanOptions plan_options = order_options(options, share);
   if (fault_free) plan_options.fault_free_orders = std::move(base);
-  plan_options.search_work = options.search_work;
-  plan_options.timed_actions = options.timed_actions;
-  plan_options.run = options.run;
   OrderPlan best = plan_orders(skel, model, plan_options);
 
   Schedule planned = skel;
@@ -229,6 +259,19 @@ RecyclePlan plan_recycle(const RecycleOptions& options) {
   if (best.ranked_on_run || (fault_free && layout.dp > 1 && !model.cluster.free()))
     plan.estimate = *steady_state(plan.schedule, model, options.run);
   return plan;
+}
+
+std::optional<Nanos> recycle_period_ceiling(const RecycleOptions& options) {
+  const std::vector<std::vector<std::vector<Action>>> base = checked_base(options);
+  if (infeasible(options.layout, options.failed) ||
+      canonical_schedule_name(options.base) == "2bw" ||
+      (options.run.network != Network::kDirect && !options.model.cluster.free())) {
+    return std::nullopt;
+  }
+  const Setting set = setting(options);
+  if (set.canonical.failed.empty()) return std::nullopt;
+  return period_ceiling(set.skeleton, set.model,
+                        order_options(options, base_share(options.layout, base.front())));
 }
 
 Nanos recycle_period_bound(const RecycleOptions& options) {

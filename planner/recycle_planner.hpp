@@ -88,6 +88,13 @@ struct RecyclePlan {
 /// The adaptive schedule; infeasible (with the reason) when some stage has no live replica.
 [[nodiscard]] RecyclePlan plan_recycle(const RecycleOptions& options);
 
+/// An upper bound on plan_recycle(options).estimate.period from one list schedule
+/// (planner/candidates.hpp, period_ceiling), where the plan's estimate is on the direct network
+/// (options.run on it, or a free network) and the base is not 2bw; nullopt otherwise, without
+/// failures, or when some stage has no live replica. What tells a replay that a plan runs at least
+/// as fast as some time without making it.
+[[nodiscard]] std::optional<Nanos> recycle_period_ceiling(const RecycleOptions& options);
+
 /// A lower bound on the steady-state period of any ReCycle plan for `options` (its routes, costs,
 /// memory limits and optimizer mode: planner/order_search.hpp period_lower_bound), found without
 /// planning: what ranks failure sets where planning each would cost too much. Requires every stage

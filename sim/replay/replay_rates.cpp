@@ -169,11 +169,17 @@ std::optional<Nanos> ReplayRates::recycle(const std::vector<WorkerId>& failed,
   if (const auto row = table_nodes(live_nodes)) {
     period = row->period;  // none: the configuration does not fit
   } else {
-    period = plan_period(failed, kReplaySearchWork);
     const Nanos t0 = fault_free();
     const auto count = static_cast<std::int64_t>(failed.size());
-    if (*period < t0 && (!outrun_ || count < outrun_->failed_workers)) {
-      outrun_ = AdaptiveOutrun{count, *period, t0};
+    // The clock charges a plan faster than the fault-free schedule as that schedule (JobClock::
+    // run): a plan known to be no slower is charged t0 unmade, unless it may be the first to
+    // outrun t0 with this few failures, whose own period outrun() reports.
+    const bool may_outrun = !outrun_ || count < outrun_->failed_workers;
+    if (!may_outrun && within_fault_free(failed)) {
+      period = t0;
+    } else {
+      period = plan_period(failed, kReplaySearchWork);
+      if (*period < t0 && may_outrun) outrun_ = AdaptiveOutrun{count, *period, t0};
     }
   }
   ++configurations_;
@@ -203,6 +209,8 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
   const auto row = table_ != nullptr ? table_->nodes(live_nodes) : std::nullopt;
   if (row) {
     period = row->period;
+  } else if (within_fault_free(failed)) {
+    period = fault_free();  // what ranking by the charge sees either way
   } else {
     period = plan_period(failed, 0);
   }
@@ -210,18 +218,35 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
   return period;
 }
 
-Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
+bool ReplayRates::within_fault_free(const std::vector<WorkerId>& failed) {
+  const std::string key = failure_key(failed);
+  if (const auto it = within_fault_free_.find(key); it != within_fault_free_.end()) {
+    return it->second;
+  }
+  planner::RecycleOptions options = plan_options(failed);
+  const std::optional<Nanos> ceiling = planner::recycle_period_ceiling(options);
+  const bool within = ceiling && on_job_scale(*ceiling) <= fault_free();
+  within_fault_free_.emplace(key, within);
+  return within;
+}
+
+planner::RecycleOptions ReplayRates::plan_options(const std::vector<WorkerId>& failed) const {
   planner::RecycleOptions options;
   options.layout = model_.layout;
   options.base = planner::recycle_base_for(model_.job.schedule);
   options.model = model_.model;
-  options.search_work = search_work;
   // Hundreds of failure sets: the planner's fast comparison of candidates at every size, and
   // every plan timed by its fast estimate on the direct network (only their ratio to the job's
   // schedule, timed the same way, is used).
   options.timed_actions = 0;
   options.run.network = planner::Network::kDirect;
   options.failed = failed;
+  return options;
+}
+
+Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
+  planner::RecycleOptions options = plan_options(failed);
+  options.search_work = search_work;
   const planner::RecyclePlan plan = planner::plan_recycle(options);
   if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
   return on_job_scale(plan.estimate.period);

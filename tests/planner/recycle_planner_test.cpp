@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "core/rng.hpp"
 #include "planner/candidates.hpp"
+#include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/language/lower.hpp"
 #include "planner/language/timing.hpp"
@@ -186,17 +187,27 @@ TEST_CASE(
                        recycle::InputError);
 }
 
-TEST_CASE("with a network, the plan's estimate is its steady state on the network it runs on") {
-  // Four stages, 1 GB between stages over 25 GB/s between nodes (40 ms a transfer, more than a
-  // stage's F + I + W of 30 ms), each pipeline on two nodes of its own.
-  CostModel model = CostModel::compute_only(Costs::uniform(4, {10'000'000, 12'000'000, 8'000'000}));
-  model.output_bytes.assign(4, 1'000'000'000);
+namespace {
+
+/// Nodes of 8 GPUs, 200 GB/s inside a node and 25 GB/s between nodes, 5 us and 20 us latency.
+recycle::profiles::HardwareSpec two_tier_hardware() {
   recycle::profiles::HardwareSpec hw;
   hw.gpus_per_node = 8;
   hw.intra_node_bandwidth = 2e11;
   hw.inter_node_bandwidth = 2.5e10;
   hw.intra_node_latency = 5'000;
   hw.inter_node_latency = 20'000;
+  return hw;
+}
+
+}  // namespace
+
+TEST_CASE("with a network, the plan's estimate is its steady state on the network it runs on") {
+  // Four stages, 1 GB between stages over 25 GB/s between nodes (40 ms a transfer, more than a
+  // stage's F + I + W of 30 ms), each pipeline on two nodes of its own.
+  CostModel model = CostModel::compute_only(Costs::uniform(4, {10'000'000, 12'000'000, 8'000'000}));
+  model.output_bytes.assign(4, 1'000'000'000);
+  const recycle::profiles::HardwareSpec hw = two_tier_hardware();
   model.cluster = Cluster(hw, 4, 4);
   for (const auto& [network, eager] :
        {std::pair{Network::kRuntime, false}, std::pair{Network::kRuntime, true},
@@ -477,4 +488,70 @@ TEST_CASE("large-layout candidates study (run with --no-skip)" * doctest::skip()
   MESSAGE("large layouts: the plan's period equals the best of twelve candidates in "
           << equal << " of " << gaps.size() << ", is above it in " << worse << " (90th percentile "
           << 100 * gaps[gaps.size() * 9 / 10] << " %, at most " << 100 * worst << " %)");
+}
+
+TEST_CASE("the period ceiling from one list schedule is never below the plan's period") {
+  // recycle_period_ceiling bounds what plan_recycle estimates on the direct network, whichever
+  // candidate wins and whatever the search finds. A long optimizer step (40 units against a stage's
+  // 3 per micro-batch) and slow all-reduces make the staggered period exceed the computes'
+  // makespan, so a ceiling that left them out would fail here.
+  CostModel slow = CostModel::compute_only(Costs::uniform(4, {1'000, 2'000, 1'000}));
+  slow.compute.optimizer.assign(4, 40'000);
+  slow.param_bytes.assign(4, 1'000'000'000);
+  slow.output_bytes.assign(4, 10'000'000);
+  const recycle::profiles::HardwareSpec hw = two_tier_hardware();
+  slow.cluster = Cluster(hw, 8, 4);
+  const std::vector<std::vector<WorkerId>> failure_sets{
+      {{1, 2}}, {{0, 0}, {2, 3}}, {{0, 1}, {1, 1}, {3, 2}}, {{1, 0}, {2, 1}, {3, 3}}};
+  std::int32_t checked = 0;
+  for (const auto& [base, interleave] :
+       {std::pair{"1f1b", 1}, std::pair{"interleaved", 2}, std::pair{"zb-v", 2}}) {
+    for (const bool staggered : {true, false}) {
+      for (const std::int64_t work : {std::int64_t{0}, std::int64_t{2'000'000}}) {
+        for (const auto& failed : failure_sets) {
+          for (const CostModel* model :
+               {static_cast<const CostModel*>(&slow), static_cast<const CostModel*>(nullptr)}) {
+            RecycleOptions options;
+            options.layout = layout_for(base, Layout{4, 4, 8, interleave});
+            options.base = base;
+            options.failed = failed;
+            if (model != nullptr) {
+              options.model = *model;
+              if (interleave > 1) options.model.compute = Costs::uniform(8, {500, 1'000, 500});
+              if (interleave > 1) options.model.compute.optimizer.assign(4, 40'000);
+            }
+            options.staggered_optimizer = staggered;
+            options.search_work = work;
+            options.timed_actions = 0;
+            options.run.network = Network::kDirect;
+            CAPTURE(base);
+            CAPTURE(staggered);
+            CAPTURE(work);
+            CAPTURE(failed.size());
+            CAPTURE(model != nullptr);
+            const std::optional<Nanos> ceiling = recycle_period_ceiling(options);
+            REQUIRE(ceiling.has_value());
+            const RecyclePlan plan = plan_recycle(options);
+            REQUIRE(plan.feasible);
+            CHECK(plan.estimate.period <= *ceiling);
+            ++checked;
+          }
+        }
+      }
+    }
+  }
+  CHECK(checked == 3 * 2 * 2 * 4 * 2);
+  // No ceiling where the plan is ranked on another network, on a 2bw base, or without failures.
+  RecycleOptions options;
+  options.layout = {4, 4, 8, 1};
+  options.failed = {{1, 2}};
+  options.model = slow;
+  options.run.network = Network::kRuntime;
+  CHECK_FALSE(recycle_period_ceiling(options).has_value());
+  options.run.network = Network::kDirect;
+  options.base = "2bw";
+  CHECK_FALSE(recycle_period_ceiling(options).has_value());
+  options.base = "1f1b";
+  options.failed.clear();
+  CHECK_FALSE(recycle_period_ceiling(options).has_value());
 }

@@ -23,12 +23,47 @@ struct Ready {
   std::int32_t virtual_stage = 0;
 };
 
-/// A queue as a slice [head, tail) of one shared array, sized up front to the most it can ever
-/// hold (nothing is allocated while scheduling).
-struct Slice {
-  std::size_t head = 0;
-  std::size_t tail = 0;
-  [[nodiscard]] bool empty() const noexcept { return head == tail; }
+/// A FIFO holding only what is in it: a power-of-two ring that doubles when full. A worker's
+/// queue holds a few items at a time though thousands pass through it, so the memory scheduling
+/// touches stays small (one array sized for all that passes through every queue spread each
+/// worker's few live items over tens of megabytes at 16,384 GPUs).
+template <typename T>
+class Ring {
+ public:
+  [[nodiscard]] bool empty() const noexcept { return head_ == tail_; }
+  [[nodiscard]] const T& front() const noexcept { return buf_[head_ & mask_]; }
+  T pop_front() noexcept { return buf_[head_++ & mask_]; }
+  void push_back(const T& item) {
+    grow_if_full();
+    buf_[tail_++ & mask_] = item;
+  }
+  /// Inserts `item` before the items at the back that `before(item, that)` says it precedes.
+  template <typename Before>
+  void insert_from_back(const T& item, const Before& before) {
+    grow_if_full();
+    std::size_t i = tail_++;
+    while (i > head_ && before(item, buf_[(i - 1) & mask_])) {
+      buf_[i & mask_] = buf_[(i - 1) & mask_];
+      --i;
+    }
+    buf_[i & mask_] = item;
+  }
+
+ private:
+  void grow_if_full() {
+    if (tail_ - head_ < buf_.size()) return;
+    std::vector<T> bigger(std::max<std::size_t>(4, 2 * buf_.size()));
+    for (std::size_t k = head_; k < tail_; ++k) bigger[k - head_] = buf_[k & mask_];
+    tail_ -= head_;
+    head_ = 0;
+    buf_.swap(bigger);
+    mask_ = buf_.size() - 1;
+  }
+
+  std::vector<T> buf_;
+  std::size_t head_ = 0;  ///< items taken out so far (after the last growth)
+  std::size_t tail_ = 0;  ///< items put in so far (after the last growth)
+  std::size_t mask_ = 0;
 };
 
 /// A W waiting to run: FIFO, in the order its I ran.
@@ -51,10 +86,10 @@ struct WorkerState {
   /// that order: every action of a stage costs the same and actions start in time order, so an
   /// insertion from the back rarely moves more than a tie. `forward` holds the Fs of a worker's
   /// first chunk (each lets a micro-batch in), `later` those of its other chunks.
-  Slice forward, later, input;
-  Slice own_weight, rerouted_weight;  ///< FIFO: Ws run in the order their Is ran
-  std::int64_t candidate = -1;        ///< its candidate's key, -1 if none
-  std::uint32_t version = 0;          ///< bumped whenever the candidate changes
+  Ring<Ready> forward, later, input;
+  Ring<Weight> own_weight, rerouted_weight;  ///< FIFO: Ws run in the order their Is ran
+  std::int64_t candidate = -1;               ///< its candidate's key, -1 if none
+  std::uint32_t version = 0;                 ///< bumped whenever the candidate changes
   WorkerId id;
 };
 
@@ -167,8 +202,8 @@ class Scheduler {
         x.limit = in.memory_limit[static_cast<std::size_t>(s)];
       }
     }
-    // Queue slices as long as the most they can hold: the chunks the worker runs, own and
-    // re-routed; the time it still has to compute, per chunk.
+    // The chunks each worker runs, own and re-routed; the time it still has to compute, per
+    // chunk.
     std::vector<std::size_t> own(workers_.size(), 0), rerouted(workers_.size(), 0);
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
       if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
@@ -189,21 +224,9 @@ class Scheduler {
         }
       }
     }
-    std::size_t ready_slots = 0, weight_slots = 0;
     for (std::size_t w = 0; w < workers_.size(); ++w) {
-      WorkerState& x = workers_[w];
-      const std::size_t n = own[w] + rerouted[w];
-      x.remaining = 3 * static_cast<std::int64_t>(n);
-      x.forward = {ready_slots, ready_slots};
-      x.later = {ready_slots + n, ready_slots + n};
-      x.input = {ready_slots + 2 * n, ready_slots + 2 * n};
-      ready_slots += 3 * n;
-      x.own_weight = {weight_slots, weight_slots};
-      x.rerouted_weight = {weight_slots + own[w], weight_slots + own[w]};
-      weight_slots += n;
+      workers_[w].remaining = 3 * static_cast<std::int64_t>(own[w] + rerouted[w]);
     }
-    ready_.resize(ready_slots);
-    weights_.resize(weight_slots);
     orders_.resize(workers_.size());
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       orders_[w].reserve(static_cast<std::size_t>(workers_[w].remaining));
@@ -340,25 +363,20 @@ class Scheduler {
   }
 
   /// Inserts by (ready, rank), from the back.
-  void push_ready(Slice& q, const Ready& r) {
+  void push_ready(Ring<Ready>& q, const Ready& r) {
     if (r.ready >= kMaxClock) refuse_clock("schedule");  // a transfer past the clock's end
-    std::size_t i = q.tail++;
-    while (i > q.head && before(r, ready_[i - 1])) {
-      ready_[i] = ready_[i - 1];
-      --i;
-    }
-    ready_[i] = r;
+    q.insert_from_back(r, [this](const Ready& a, const Ready& b) { return before(a, b); });
   }
 
   /// The forward a worker would run next: the head of `later` (room for it is kept) or of
   /// `forward` (which lets a new micro-batch in: only when all its chunks fit beside the held and
   /// kept ones), whichever is ready first, `later` on ties; nullptr when neither may run.
-  Slice* next_forward(WorkerState& x) {
-    Slice* pick = nullptr;
+  Ring<Ready>* next_forward(WorkerState& x) {
+    Ring<Ready>* pick = nullptr;
     Nanos at = 0;
-    const auto offer = [&](Slice& q, bool room) {
+    const auto offer = [&](Ring<Ready>& q, bool room) {
       if (q.empty() || !room) return;
-      const Nanos t = std::max(x.free_at, ready_[q.head].ready);
+      const Nanos t = std::max(x.free_at, q.front().ready);
       if (pick == nullptr || t < at) {
         pick = &q;
         at = t;
@@ -369,7 +387,7 @@ class Scheduler {
     return pick;
   }
   /// The W a worker would run next: its own first (re-routed ones only when none waits).
-  Slice& next_weight(WorkerState& x) {
+  Ring<Weight>& next_weight(WorkerState& x) {
     return !x.own_weight.empty() ? x.own_weight : x.rerouted_weight;
   }
 
@@ -381,21 +399,20 @@ class Scheduler {
       const std::int64_t key = candidate_key(std::max(x.free_at, start), priority);
       if (best < 0 || key < best) best = key;
     };
-    if (!x.input.empty()) consider(ready_[x.input.head].ready, kInput);
-    if (const Slice* f = next_forward(x)) {
-      const Ready& head = ready_[f->head];
+    if (!x.input.empty()) consider(x.input.front().ready, kInput);
+    if (const Ring<Ready>* f = next_forward(x)) {
+      const Ready& head = f->front();
       const bool forward_waits =
           in_.forward_waits_for_gradient && !x.input.empty() &&
-          ready_[x.input.head].ready <
-              std::max(x.free_at, head.ready) +
-                  forward_cost_[static_cast<std::size_t>(head.virtual_stage)];
+          x.input.front().ready < std::max(x.free_at, head.ready) +
+                                      forward_cost_[static_cast<std::size_t>(head.virtual_stage)];
       if (!forward_waits) consider(head.ready, kForward);
     }
     if (!x.own_weight.empty() || !x.rerouted_weight.empty()) {
-      const Weight& next = weights_[next_weight(x).head];
+      const Weight& next = next_weight(x).front();
       const bool gradient_first =
           in_.wait_for_gradient && !x.input.empty() &&
-          ready_[x.input.head].ready <
+          x.input.front().ready <
               x.free_at + weight_cost_[static_cast<std::size_t>(next.virtual_stage)];
       if (!gradient_first) {
         if (!x.own_weight.empty()) consider(x.free_at, kOwnWeight);
@@ -416,7 +433,7 @@ class Scheduler {
     Nanos duration = 0;
     switch (priority_of(key)) {
       case kInput: {
-        const Ready& r = ready_[x.input.head++];
+        const Ready r = x.input.pop_front();
         mb = r.microbatch;
         owner = r.owner;
         v = r.virtual_stage;
@@ -432,9 +449,9 @@ class Scheduler {
       }
       case kForward: {
         // The same choice refresh() made: nothing changed the worker since.
-        Slice* q = next_forward(x);
+        Ring<Ready>* q = next_forward(x);
         RECYCLE_ASSERT(q != nullptr, "list scheduling: a forward candidate with none to run");
-        const Ready& r = ready_[q->head++];
+        const Ready r = q->pop_front();
         mb = r.microbatch;
         owner = r.owner;
         v = r.virtual_stage;
@@ -446,7 +463,7 @@ class Scheduler {
       }
       default: {
         // Own Ws first; a re-routed W runs here only when no own W waits (or deferral is off).
-        const Weight& r = weights_[next_weight(x).head++];
+        const Weight r = next_weight(x).pop_front();
         mb = r.microbatch;
         owner = r.owner;
         v = r.virtual_stage;
@@ -482,8 +499,8 @@ class Scheduler {
       } else if (c.type == gradient_reader) {
         push_ready(r.input, item);
       } else if (c.type == ActionType::kBackwardWeight && type == ActionType::kBackwardInput) {
-        Slice& q = owner == r.id.dp ? r.own_weight : r.rerouted_weight;
-        weights_[q.tail++] = {mb, owner, c.virtual_stage};
+        (owner == r.id.dp ? r.own_weight : r.rerouted_weight)
+            .push_back({mb, owner, c.virtual_stage});
       } else {
         continue;
       }
@@ -517,8 +534,6 @@ class Scheduler {
   /// per stand-in: the highest pipeline it stands for (its lists are moved out there)
   std::vector<std::int32_t> last_stood_for_;
   std::vector<WorkerState> workers_;
-  std::vector<Ready> ready_;     ///< the forward and input queues' storage
-  std::vector<Weight> weights_;  ///< the weight queues' storage
   std::vector<std::vector<Action>> orders_;
   Nanos makespan_ = 0;
   /// The makespan is at least this: a worker ends no earlier than it is free plus the durations

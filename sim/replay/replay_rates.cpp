@@ -209,22 +209,33 @@ std::optional<Nanos> ReplayRates::recycle_estimate(const std::vector<WorkerId>& 
   const auto row = table_ != nullptr ? table_->nodes(live_nodes) : std::nullopt;
   if (row) {
     period = row->period;
-  } else if (within_fault_free(failed)) {
-    period = fault_free();  // what ranking by the charge sees either way
   } else {
-    period = plan_period(failed, 0);
+    period = unsearched_period(failed);
   }
   recycle_estimates_.emplace(key, period);
   return period;
 }
 
+Nanos ReplayRates::unsearched_period(const std::vector<WorkerId>& failed) {
+  const std::string key = failure_key(failed);
+  if (const auto it = unsearched_.find(key); it != unsearched_.end()) return it->second;
+  const Nanos period = plan_period(failed, 0);
+  unsearched_.emplace(key, period);
+  return period;
+}
+
 bool ReplayRates::within_fault_free(const std::vector<WorkerId>& failed) {
+  const Layout& l = model_.layout;
+  // Where plans are searched, the plan without its search bounds the searched one (the search
+  // only improves) and is what ranks the slots anyway; elsewhere one list schedule bounds it.
+  if (std::int64_t{3} * l.dp * l.virtual_stages() * l.microbatches <= planner::kSearchActions) {
+    return unsearched_period(failed) <= fault_free();
+  }
   const std::string key = failure_key(failed);
   if (const auto it = within_fault_free_.find(key); it != within_fault_free_.end()) {
     return it->second;
   }
-  planner::RecycleOptions options = plan_options(failed);
-  const std::optional<Nanos> ceiling = planner::recycle_period_ceiling(options);
+  const std::optional<Nanos> ceiling = planner::recycle_period_ceiling(plan_options(failed));
   const bool within = ceiling && on_job_scale(*ceiling) <= fault_free();
   within_fault_free_.emplace(key, within);
   return within;

@@ -75,16 +75,15 @@ class ReplayRates {
   [[nodiscard]] std::optional<Nanos> pipelines(std::int32_t live);
   /// ReCycle with `failed` workers (sorted); nullopt when some stage has no live replica.
   /// The plan's iteration time on the job's scale, which may be below fault_free(): the replay's
-  /// clock charges no configuration less than the fault-free time (replay_clock.hpp). Where one
-  /// list schedule shows the plan is no slower than fault_free() (within_fault_free), the plan is
-  /// not made and fault_free() is returned, which the clock charges alike, except for a failure
-  /// set that may be the first to outrun it (outrun() reports that plan's own period).
+  /// clock charges no configuration less than the fault-free time (replay_clock.hpp). Where the
+  /// plan is known to be no slower than fault_free() without being made (within_fault_free),
+  /// fault_free() is returned, which the clock charges alike, except for a failure set that may be
+  /// the first to outrun it (outrun() reports that plan's own period).
   [[nodiscard]] std::optional<Nanos> recycle(const std::vector<planner::WorkerId>& failed,
                                              const LiveNodes& live);
   /// recycle(failed) where it is known, else the plan without the order search (the best of the
-  /// planner's list schedules: never faster than recycle()), or fault_free() where that plan is
-  /// known to be no slower (within_fault_free): what ranks the slots a spare may fill by the
-  /// charge, max(period, fault_free()), without the cost of a full plan for each.
+  /// planner's list schedules: never faster than recycle()): what ranks the slots a spare may
+  /// fill by the charge, max(period, fault_free()), without the cost of a full plan for each.
   [[nodiscard]] std::optional<Nanos> recycle_estimate(const std::vector<planner::WorkerId>& failed,
                                                       const LiveNodes& live);
   /// A lower bound on recycle(failed), found without planning (planner::recycle_period_bound, on
@@ -127,10 +126,13 @@ class ReplayRates {
   /// How the replay asks the planner for a plan of `failed` (its search work aside).
   [[nodiscard]] planner::RecycleOptions plan_options(
       const std::vector<planner::WorkerId>& failed) const;
-  /// Whether the ReCycle plan for `failed` is known, from one list schedule, to run no slower
-  /// than the fault-free schedule on the job's scale (planner::recycle_period_ceiling), where the
-  /// clock charges it as that schedule anyway.
+  /// Whether the ReCycle plan for `failed` is known to run no slower than the fault-free schedule
+  /// on the job's scale, where the clock charges it as that schedule anyway: by the plan without
+  /// its order search where plans are searched, else by one list schedule
+  /// (planner::recycle_period_ceiling).
   [[nodiscard]] bool within_fault_free(const std::vector<planner::WorkerId>& failed);
+  /// The plan for `failed` without its order search, on the job's scale (cached).
+  [[nodiscard]] Nanos unsearched_period(const std::vector<planner::WorkerId>& failed);
   /// The ReCycle plan's period for `failed` on the job's scale, with `search_work` for its order
   /// search; InputError naming the job when no plan exists.
   [[nodiscard]] Nanos plan_period(const std::vector<planner::WorkerId>& failed,
@@ -166,7 +168,8 @@ class ReplayRates {
   std::optional<AdaptiveOutrun> outrun_;
   std::map<std::string, std::optional<Nanos>> recycle_bounds_;
   std::map<std::string, std::optional<Nanos>> recycle_estimates_;
-  std::map<std::string, bool> within_fault_free_;
+  std::map<std::string, bool> within_fault_free_;  ///< where plans are not searched
+  std::map<std::string, Nanos> unsearched_;
   std::set<std::int64_t> cluster_rows_used_;
   std::map<std::int32_t, std::optional<Nanos>> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;

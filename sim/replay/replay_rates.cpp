@@ -226,6 +226,9 @@ Nanos ReplayRates::unsearched_period(const std::vector<WorkerId>& failed) {
 
 bool ReplayRates::within_fault_free(const std::vector<WorkerId>& failed) {
   const Layout& l = model_.layout;
+  // A 2bw plan is chosen among lists made from the synchronous plan, so a better synchronous plan
+  // need not give a better one: no bound.
+  if (planner::recycle_base_for(model_.job.schedule) == "2bw") return false;
   // Where plans are searched, the plan without its search bounds the searched one (the search
   // only improves) and is what ranks the slots anyway; elsewhere one list schedule bounds it.
   if (std::int64_t{3} * l.dp * l.virtual_stages() * l.microbatches <= planner::kSearchActions) {

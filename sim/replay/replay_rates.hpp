@@ -129,7 +129,7 @@ class ReplayRates {
   /// Whether the ReCycle plan for `failed` is known to run no slower than the fault-free schedule
   /// on the job's scale, where the clock charges it as that schedule anyway: by the plan without
   /// its order search where plans are searched, else by one list schedule
-  /// (planner::recycle_period_ceiling).
+  /// (planner::recycle_period_ceiling); never on a 2bw base.
   [[nodiscard]] bool within_fault_free(const std::vector<planner::WorkerId>& failed);
   /// The plan for `failed` without its order search, on the job's scale (cached).
   [[nodiscard]] Nanos unsearched_period(const std::vector<planner::WorkerId>& failed);

@@ -32,9 +32,16 @@ INPUTS = [  # pp, micro-batches, F, I (B in Zero Bubble's names), W, K: the benc
 
 def main() -> int:
     if len(sys.argv) < 2:
-        print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("error: no Zero Bubble checkout given; usage: tools/zb_scheduler_time.py "
+              "ZB_CHECKOUT [REPEATS]", file=sys.stderr)
         return 2
-    repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    try:
+        repeats = int(sys.argv[2]) if len(sys.argv) > 2 else 5
+    except ValueError:
+        repeats = 0
+    if repeats < 1:
+        print(f"error: REPEATS: a positive whole number, got '{sys.argv[2]}'", file=sys.stderr)
+        return 2
     sys.modules.setdefault("torch", types.SimpleNamespace(Tensor=object))
     sys.modules.setdefault("pulp", types.ModuleType("pulp"))
     # The two files alone, under their package names (the packages' __init__ files import the

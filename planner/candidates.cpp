@@ -148,7 +148,7 @@ struct Variant {
 /// The list schedule of `variant`, on the direct network of `model`.
 ListScheduleResult run_variant(const Schedule& skeleton, const CostModel& model,
                                const OrderPlanOptions& options, const Variant& variant,
-                               Nanos give_up_at = kMaxClock) {
+                               Nanos give_up_at = kMaxClock, bool makespan_only = false) {
   ListScheduleInput input{&skeleton,
                           &model.compute,
                           variant.limit,
@@ -159,6 +159,7 @@ ListScheduleResult run_variant(const Schedule& skeleton, const CostModel& model,
   input.forward_waits_for_gradient = variant.forward_waits;
   input.network = &model;
   input.give_up_at = give_up_at;
+  input.makespan_only = makespan_only;
   return list_schedule(input);
 }
 
@@ -181,9 +182,10 @@ Nanos period_ceiling(const Schedule& skeleton, const CostModel& model,
     if (!peers.empty()) reduce = std::max(reduce, model.all_reduce_time(s, peers));
     step = std::max(step, model.compute.duration({ActionType::kOptimizer, s, -1, 0}));
   }
-  const Nanos computes = run_variant(skeleton, model, options,
-                                     {chunk_limits(layout, options.memory_limit), false, false})
-                             .makespan;
+  const Nanos computes =
+      run_variant(skeleton, model, options,
+                  {chunk_limits(layout, options.memory_limit), false, false}, kMaxClock, true)
+          .makespan;
   return std::min(kMaxClock, computes + reduce + step);
 }
 

@@ -227,9 +227,11 @@ class Scheduler {
     for (std::size_t w = 0; w < workers_.size(); ++w) {
       workers_[w].remaining = 3 * static_cast<std::int64_t>(own[w] + rerouted[w]);
     }
-    orders_.resize(workers_.size());
-    for (std::size_t w = 0; w < workers_.size(); ++w) {
-      orders_[w].reserve(static_cast<std::size_t>(workers_[w].remaining));
+    if (!in_.makespan_only) {
+      orders_.resize(workers_.size());
+      for (std::size_t w = 0; w < workers_.size(); ++w) {
+        orders_[w].reserve(static_cast<std::size_t>(workers_[w].remaining));
+      }
     }
     for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
       if (stand_in_[static_cast<std::size_t>(owner)] != owner) continue;
@@ -255,6 +257,7 @@ class Scheduler {
     out.makespan = makespan_;
     for (const WorkerState& x : workers_)
       RECYCLE_ASSERT(x.remaining == 0, "list scheduling stalled with work left");
+    if (in_.makespan_only) return out;
     // Every live worker in (dp, stage) order; a stood-in pipeline gets its stand-in's lists
     // under its own name. A stand-in comes before the pipelines it stands for (it is the lowest of
     // them), and is moved out last.
@@ -480,7 +483,8 @@ class Scheduler {
     x.remaining_time -= duration;
     bound_ = std::max(bound_, end + x.remaining_time);
     x.remaining -= type == ActionType::kBackward ? 2 : 1;
-    orders_[static_cast<std::size_t>(worker)].push_back({type, v, mb, owner});
+    if (!in_.makespan_only)
+      orders_[static_cast<std::size_t>(worker)].push_back({type, v, mb, owner});
 
     // What this action made reaches its readers (planner/language/semantics.hpp, consumers_of); a
     // reader is ready when the last of its inputs is made. The input queue holds a chunk's I, or

@@ -51,6 +51,9 @@ struct ListScheduleInput {
   /// and copy its lists to the others (the same lists as scheduling each, faster); false
   /// schedules every pipeline itself (the tests' reference).
   bool stand_ins = true;
+  /// Only the makespan is wanted (a bound on a plan's period, planner/candidates.hpp
+  /// period_ceiling): no lists are kept or returned.
+  bool makespan_only = false;
 };
 
 struct ListScheduleResult {

@@ -48,6 +48,13 @@ TEST_CASE("list scheduling P = 2, M = 2, F = I = W = 1, memory 2: timed by hand"
   CHECK(r.workers[1].actions == std::vector<Action>{act(F, 1, 0), act(I, 1, 0), act(F, 1, 1),
                                                     act(I, 1, 1), act(W, 1, 0), act(W, 1, 1)});
   CHECK(r.makespan == 7);
+  // Asked for the makespan alone: the same 7, and no lists.
+  ListScheduleInput alone = input_for(skel, costs, uniform_limit(skel.layout, 2));
+  alone.makespan_only = true;
+  const ListScheduleResult m = list_schedule(alone);
+  CHECK(m.makespan == 7);
+  CHECK(m.workers.empty());
+  CHECK_FALSE(m.gave_up);
 }
 
 TEST_CASE("an F that waits for a gradient about to arrive: the staggered period's lower bound") {

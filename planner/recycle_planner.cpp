@@ -135,14 +135,25 @@ std::vector<Route> balanced_routes(const Layout& layout, const std::vector<Worke
     }
     return t;
   };
+  // With both neighbouring stages of the owner live, every micro-batch moves between the same
+  // workers: each peer's transfers are worked out once per failed worker.
+  std::vector<Nanos> same(static_cast<std::size_t>(layout.dp), 0);
   for (const WorkerId& f : order) {
+    const bool fixed = (f.stage == 0 || !down[flat(layout, f.dp, f.stage - 1)]) &&
+                       (f.stage + 1 == layout.pp || !down[flat(layout, f.dp, f.stage + 1)]);
+    if (fixed) {
+      for (std::int32_t d = 0; d < layout.dp; ++d) {
+        if (!down[flat(layout, d, f.stage)]) same[static_cast<std::size_t>(d)] = transfers(f, 0, d);
+      }
+    }
     for (std::int32_t mb = 0; mb < layout.microbatches; ++mb) {
       std::int32_t best = -1;
       std::tuple<std::int32_t, Nanos, std::int32_t, std::int32_t> best_key{};
       for (std::int32_t d = 0; d < layout.dp; ++d) {
         if (down[flat(layout, d, f.stage)]) continue;
         const std::tuple<std::int32_t, Nanos, std::int32_t, std::int32_t> key{
-            load(d, f.stage), transfers(f, mb, d), load(d, f.stage - 1) + load(d, f.stage + 1), d};
+            load(d, f.stage), fixed ? same[static_cast<std::size_t>(d)] : transfers(f, mb, d),
+            load(d, f.stage - 1) + load(d, f.stage + 1), d};
         if (best < 0 || key < best_key) {
           best = d;
           best_key = key;

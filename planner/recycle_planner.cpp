@@ -82,7 +82,7 @@ std::int32_t base_limit(const Layout& layout, const std::vector<std::int32_t>& s
 std::vector<std::int32_t> limits_for(const RecycleOptions& options,
                                      const std::vector<std::int32_t>& share) {
   return planning_limits(options.model, options.layout, options.memory_limit,
-                         base_limit(options.layout, share));
+                         base_limit(options.layout, share), options.failed);
 }
 
 }  // namespace

@@ -41,12 +41,23 @@ ParallelConfig parallel_from_json(const JsonView& v) {
   return p;
 }
 
+/// The optimizer block: `{"distributed": bool, "lost_shard": "checkpoint" | "replica"}`.
+void optimizer_from_json(const JsonView& v, ParallelConfig& p) {
+  v.only_keys({"distributed", "lost_shard"});
+  if (const auto x = v.find("distributed")) p.distributed_optimizer = x->as_bool();
+  if (const auto x = v.find("lost_shard")) {
+    p.shard_copies = x->as_choice({"checkpoint", "replica"}) == 0 ? 1 : 2;
+    if (p.shard_copies == 2 && !p.distributed_optimizer)
+      x->fail("\"replica\" keeps a copy of each optimizer shard: it needs \"distributed\": true");
+  }
+}
+
 }  // namespace
 
 Job job_from_json(const nlohmann::json& json, const std::string& source) {
   const JsonView root(json, source);
-  root.only_keys({"format", "name", "model", "hardware", "parallel", "schedule", "cluster",
-                  "detection", "checkpoint", "restart"});
+  root.only_keys({"format", "name", "model", "hardware", "parallel", "optimizer", "schedule",
+                  "cluster", "detection", "checkpoint", "restart"});
   if (const auto format = root.find("format")) format->check_format("recycle.job/1");
   Job job;
   job.source = source;
@@ -58,6 +69,7 @@ Job job_from_json(const nlohmann::json& json, const std::string& source) {
   job.gpu = hardware.raw().is_string() ? shipped_gpu(hardware.as_string(), hardware.where())
                                        : gpu_from_json(hardware.raw(), hardware.where());
   job.parallel = parallel_from_json(root.at("parallel"));
+  if (const auto optimizer = root.find("optimizer")) optimizer_from_json(*optimizer, job.parallel);
   if (const auto schedule = root.find("schedule")) {
     job.schedule = schedule->as_string();
     if (job.schedule.empty()) schedule->fail("is empty: name a schedule, e.g. \"1f1b\"");

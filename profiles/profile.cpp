@@ -65,6 +65,13 @@ Profile profile_from_json(const nlohmann::json& json, const std::string& source)
     p.hardware.all_reduce_bus_bandwidth = read_bandwidth(hw, "all_reduce_bus_bandwidth_Bps");
   }
   if (root.has("loss_s")) p.loss = read_seconds(root, "loss_s");
+  if (const auto shards = root.find("optimizer_shards"))
+    p.optimizer_shards = static_cast<std::int32_t>(shards->as_int(1, 1 << 20));
+  if (const auto copies = root.find("optimizer_shard_copies")) {
+    p.optimizer_shard_copies = static_cast<std::int32_t>(copies->as_int(1, 2));
+    if (p.optimizer_shard_copies == 2 && p.optimizer_shards < 2)
+      copies->fail("expected 1: a replica of each shard needs optimizer_shards >= 2");
+  }
   if (p.tensor_parallel > p.hardware.gpus_per_node) {
     root.at("tensor_parallel")
         .fail("expected at most hardware.gpus_per_node (" +
@@ -105,6 +112,10 @@ nlohmann::json to_json(const Profile& profile) {
                         {"stages", stages},
                         {"hardware", hardware}};
   if (profile.loss > 0) out["loss_s"] = to_seconds(profile.loss);
+  if (profile.optimizer_shards > 1) {
+    out["optimizer_shards"] = profile.optimizer_shards;
+    out["optimizer_shard_copies"] = profile.optimizer_shard_copies;
+  }
   return out;
 }
 

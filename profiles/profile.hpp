@@ -59,6 +59,12 @@ struct Profile {
   /// start of its I: charged to that virtual stage alone (planner/timing/profile_costs.hpp), not
   /// split over a stage's chunks. Measured profiles time it; 0 where the stages' costs include it.
   Nanos loss = 0;
+  /// The data-parallel ranks each stage's optimizer state is split over (the distributed
+  /// optimizer): a stage's optimizer_state_bytes is one rank's shard. 1: every rank holds it all.
+  std::int32_t optimizer_shards = 1;
+  /// Copies of each shard: 1, or 2 (a replica on the next rank of the stage, so that a failed
+  /// rank's shard survives).
+  std::int32_t optimizer_shard_copies = 1;
 
   /// The memory of one worker: its tensor-parallel group's GPUs together; 0: not given.
   [[nodiscard]] Bytes worker_memory() const noexcept {

@@ -120,10 +120,24 @@ class CostOf {
     return c;
   }
 
-  /// Adam over `parameters` parameters held by the whole group.
+  /// One rank's optimizer step for a stage of `parameters` parameters held by the whole group:
+  /// Adam over them all, or over its shard (and its replica of the next rank's) under the
+  /// distributed optimizer, where a replica also needs that shard's reduced gradient, sent by its
+  /// owner over the network.
   [[nodiscard]] double optimizer(std::int64_t parameters) const {
-    return g_.memory_time(static_cast<double>(parameters) / p_.tp *
-                          static_cast<double>(adam_traffic_per_parameter(p_.dtype)));
+    const double per_gpu = static_cast<double>(parameters) / p_.tp;
+    if (!p_.distributed_optimizer) {
+      return g_.memory_time(per_gpu * static_cast<double>(adam_traffic_per_parameter(p_.dtype)));
+    }
+    const double shard = per_gpu / p_.dp;
+    double seconds = g_.memory_time(shard * p_.shard_copies *
+                                    static_cast<double>(adam_traffic_per_parameter(p_.dtype)));
+    if (p_.shard_copies > 1) {
+      const Link network{g_.inter_node_bandwidth * g_.efficiency.network,
+                         to_nanos(g_.inter_node_latency)};
+      seconds += to_seconds(network.transfer_time(static_cast<Bytes>(shard * e_)));
+    }
+    return seconds;
   }
 
  private:
@@ -215,6 +229,15 @@ void check(const ModelSpec& m, const GpuSpec& g, const ParallelConfig& p,
          std::string("the model and micro-batch are too large to "
                      "represent (") +
              figure + " bytes or FLOPs per micro-batch and layer; at most 1e17)");
+  }
+  if (p.shard_copies != 1 && p.shard_copies != 2) {
+    fail("optimizer.lost_shard", "expected 1 or 2 copies of each optimizer shard");
+  }
+  if (p.shard_copies == 2 && (!p.distributed_optimizer || p.dp < 2)) {
+    fail("optimizer.lost_shard",
+         "\"replica\" keeps each optimizer shard on a second data-parallel rank: it needs the "
+         "distributed optimizer and dp >= 2, got dp " +
+             std::to_string(p.dp));
   }
   if (g.peak_flops(p.dtype) <= 0) {
     fail("parallel.dtype",
@@ -323,6 +346,10 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
                        "micro-batch, or more than 2^50 bytes of weights or of optimizer state: "
                        "not a configuration that trains");
     }
+    if (p.distributed_optimizer) {  // this rank's shard (and replica), rounded up
+      const Bytes copies = s.optimizer_state_bytes * p.shard_copies;
+      s.optimizer_state_bytes = (copies + p.dp - 1) / p.dp;
+    }
     const double seconds = cost.optimizer(s.param_bytes / e);
     if (seconds > 1e6) {
       throw InputError(source + ": parallel",
@@ -330,6 +357,10 @@ Synthesis synthesize(const ModelSpec& m, const GpuSpec& g, const ParallelConfig&
                        "configuration that trains");
     }
     s.optimizer = to_nanos(seconds);
+  }
+  if (p.distributed_optimizer) {
+    profile.optimizer_shards = p.dp;
+    profile.optimizer_shard_copies = p.shard_copies;
   }
   // Per sample in integers (exact), per batch in floating point (a batch of a trillion-parameter
   // model passes 2^63).

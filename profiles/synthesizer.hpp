@@ -10,6 +10,12 @@
 //    the remainder goes one each to the middle virtual stages first (the first one also embeds the
 //    tokens, the last one computes the output layer and the loss), then to the first, then the
 //    last.
+//  - Optimizer: replicated on every data-parallel rank, or distributed (Megatron-LM's
+//    --use-distributed-optimizer, ZeRO stage 1, Rajbhandari et al. SC '20): the fp32 master
+//    weights and Adam's moments split over the dp ranks of a stage, each rank stepping its shard;
+//    the gradients are reduce-scattered and the weights all-gathered, which move the bytes of one
+//    ring all-reduce. With `shard_copies` 2 each rank also keeps and steps its neighbour's shard,
+//    so a failed rank's shard survives (docs/profiles.md, docs/policies.md).
 //  - Per layer and micro-batch, per GPU of the tensor-parallel group: matrix products timed by the
 //    GPU's shape-dependent efficiency, element-wise kernels by bytes over HBM bandwidth, the
 //    tensor-parallel collectives by the ring formula on NVLink. F is the forward; I the input
@@ -39,6 +45,12 @@ struct ParallelConfig {
   Recompute recompute = Recompute::kNone;
   bool flash_attention = true;
   DType dtype = DType::kBf16;
+  /// The optimizer state sharded over the dp ranks of each stage (the job file's
+  /// `"optimizer": {"distributed": true}`).
+  bool distributed_optimizer = false;
+  /// With the distributed optimizer: copies of each shard, 1, or 2 (its rank's and a replica on
+  /// the next rank of the stage; `"lost_shard": "replica"`).
+  std::int32_t shard_copies = 1;
 
   [[nodiscard]] std::int64_t microbatches() const noexcept {
     return global_batch / (static_cast<std::int64_t>(dp) * microbatch_size);
@@ -79,7 +91,8 @@ struct Synthesis {
 /// The profile of `model` on `gpu` split as `parallel` says. InputError naming `source` and the
 /// field (`parallel.tp`, ...) when the configuration cannot run: tp above the GPUs of a node or
 /// not dividing the heads, key/value heads or MLP width; fewer layers than virtual stages; a
-/// global batch that dp x microbatch_size does not divide; a data type the GPU lacks.
+/// global batch that dp x microbatch_size does not divide; a data type the GPU lacks; a replica of
+/// each optimizer shard with dp 1.
 /// `stage_of[v]` is the physical stage that runs virtual stage v (planner::Layout::stage_of, which
 /// a V-shaped schedule folds back: its last chunk, with the output layer, on stage 0); empty: the
 /// interleaved loop, v on v % pp. It has pp x interleave entries when given.

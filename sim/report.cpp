@@ -153,6 +153,10 @@ nlohmann::ordered_json report_json(const SimRun& run, const Metrics& m,
     out["mfu"] = job->mfu(to_seconds(m.iteration_time));
     out["tflops_per_gpu"] = job->tflops_per_gpu(to_seconds(m.iteration_time));
   }
+  if (run.model.optimizer_shards > 1) {
+    out["optimizer_shards"] = run.model.optimizer_shards;
+    out["optimizer_shard_copies"] = run.model.optimizer_shard_copies;
+  }
   out["bubble_fraction"] = m.bubble_fraction;
   out["events"] = run.timeline.events;
   out["workers"] = std::move(workers);
@@ -166,7 +170,14 @@ std::string report_table(const SimRun& run, const Metrics& m, const profiles::Sy
     out += fmt::format("{:<18}{}\n", label, value);
   };
   line("schedule", fmt::format("{}: {}", run.schedule.generator, describe_layout(run.schedule)));
-  line("model", fmt::format("{}; {} optimizer", describe_network(run), optimizer_name(run)));
+  const planner::CostModel& cm = run.model;
+  const std::string sharded =
+      cm.optimizer_shards <= 1
+          ? std::string()
+          : fmt::format(", its state sharded over {} data-parallel ranks{}", cm.optimizer_shards,
+                        cm.optimizer_shard_copies > 1 ? " with replicas" : "");
+  line("model",
+       fmt::format("{}; {} optimizer{}", describe_network(run), optimizer_name(run), sharded));
   const std::string measured = steady_state_text(m.steady);
   line("iterations", fmt::format("{} simulated, {} events", m.iterations, run.timeline.events));
   line("iteration time", fmt::format("{}  ({})", format_duration(m.iteration_time), measured));

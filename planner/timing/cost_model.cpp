@@ -30,7 +30,10 @@ CostModel CostModel::from_profile(const profiles::Profile& profile, const Layout
   for (const profiles::StageProfile& s : profile.stages) {
     model.param_bytes.push_back(s.param_bytes);
     model.state_bytes.push_back(2 * s.param_bytes + s.optimizer_state_bytes);
+    model.optimizer_state_bytes.push_back(s.optimizer_state_bytes);
   }
+  model.optimizer_shards = profile.optimizer_shards;
+  model.optimizer_shard_copies = profile.optimizer_shard_copies;
   model.worker_memory = profile.worker_memory();
   model.cluster = Cluster(profile.hardware, profile.tensor_parallel, layout.pp);
   return model;
@@ -50,8 +53,15 @@ Bytes CostModel::gradient_bytes(std::int32_t stage) const noexcept {
   return at_or_zero(param_bytes, stage);
 }
 
-Bytes CostModel::kept_bytes(std::int32_t stage, std::int32_t weight_versions) const noexcept {
-  return at_or_zero(state_bytes, stage) + (weight_versions - 1) * at_or_zero(param_bytes, stage);
+Bytes CostModel::kept_bytes(std::int32_t stage, std::int32_t weight_versions,
+                            std::int32_t live_ranks) const noexcept {
+  Bytes kept =
+      at_or_zero(state_bytes, stage) + (weight_versions - 1) * at_or_zero(param_bytes, stage);
+  if (reshards_on_failure() && live_ranks > 0 && live_ranks < optimizer_shards) {
+    const Bytes shard = at_or_zero(optimizer_state_bytes, stage);
+    kept += (shard * optimizer_shards + live_ranks - 1) / live_ranks - shard;
+  }
+  return kept;
 }
 
 }  // namespace recycle::planner

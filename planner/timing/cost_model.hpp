@@ -25,6 +25,12 @@ struct CostModel {
   /// Per physical stage: what a worker keeps whatever it runs (parameters, their gradients, the
   /// optimizer state).
   std::vector<Bytes> state_bytes;
+  /// Per physical stage: of state_bytes, one rank's optimizer state.
+  std::vector<Bytes> optimizer_state_bytes;
+  /// Ranks the optimizer state is sharded over and copies of each shard
+  /// (profiles::Profile::optimizer_shards); 1 and 1: every rank holds it all.
+  std::int32_t optimizer_shards = 1;
+  std::int32_t optimizer_shard_copies = 1;
   Bytes worker_memory = 0;  ///< GPU memory of one worker (all its GPUs); 0: not known
   Cluster cluster;          ///< default: a free network
 
@@ -51,8 +57,15 @@ struct CostModel {
   }
   /// Bytes a worker of `stage` keeps whatever it runs (state_bytes), with `weight_versions`
   /// copies of the parameters (2 under PipeDream-2BW; gradients and optimizer state stay one).
-  [[nodiscard]] Bytes kept_bytes(std::int32_t stage,
-                                 std::int32_t weight_versions = 1) const noexcept;
+  /// `live_ranks` > 0: the stage's live data-parallel ranks. A sharded optimizer state with one
+  /// copy of each shard is re-split over them when a rank is lost (the job reloads it from the
+  /// checkpoint, docs/policies.md), so each holds ceil(shards x shard / live_ranks).
+  [[nodiscard]] Bytes kept_bytes(std::int32_t stage, std::int32_t weight_versions = 1,
+                                 std::int32_t live_ranks = 0) const noexcept;
+  /// Whether losing data-parallel ranks re-splits the optimizer state (kept_bytes).
+  [[nodiscard]] bool reshards_on_failure() const noexcept {
+    return optimizer_shards > 1 && optimizer_shard_copies == 1;
+  }
 };
 
 }  // namespace recycle::planner

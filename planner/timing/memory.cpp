@@ -29,6 +29,14 @@ Bytes microbatch_bytes(const CostModel& model, const Layout& layout, std::int32_
   return total;
 }
 
+/// The live data-parallel ranks of `stage` with `failed` down.
+std::int32_t live_ranks(const Layout& layout, std::span<const WorkerId> failed,
+                        std::int32_t stage) {
+  std::int32_t live = layout.dp;
+  for (const WorkerId& w : failed) live -= w.stage == stage ? 1 : 0;
+  return live;
+}
+
 }  // namespace
 
 std::string format_gb(Bytes bytes) {
@@ -38,11 +46,12 @@ std::string format_gb(Bytes bytes) {
 
 std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model, const Layout& layout,
                                                        const std::string& source,
-                                                       std::int32_t weight_versions) {
+                                                       std::int32_t weight_versions,
+                                                       std::span<const WorkerId> failed) {
   if (model.worker_memory <= 0) return std::nullopt;
   std::vector<std::int32_t> out;
   for (std::int32_t s = 0; s < layout.pp; ++s) {
-    const Bytes state = model.kept_bytes(s, weight_versions);
+    const Bytes state = model.kept_bytes(s, weight_versions, live_ranks(layout, failed, s));
     const Bytes one = microbatch_bytes(model, layout, s);
     if (state + one > model.worker_memory) {
       throw InputError(
@@ -63,9 +72,9 @@ std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model, c
 }
 
 std::vector<std::int32_t> planning_limits(const CostModel& model, const Layout& layout,
-                                          std::optional<std::int32_t> given,
-                                          std::int32_t fallback) {
-  if (auto fit = memory_limits(model, layout, "--profile")) {
+                                          std::optional<std::int32_t> given, std::int32_t fallback,
+                                          std::span<const WorkerId> failed) {
+  if (auto fit = memory_limits(model, layout, "--profile", 1, failed)) {
     if (given) {
       for (std::int32_t& l : *fit) l = std::min(l, *given);
     }
@@ -87,7 +96,9 @@ std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model)
       held += held_delta(a.type) * model.held_bytes(a.virtual_stage);
       peak = std::max(peak, held);
     }
-    out.push_back(model.kept_bytes(w.id.stage, schedule.weight_versions) + peak);
+    out.push_back(model.kept_bytes(w.id.stage, schedule.weight_versions,
+                                   live_ranks(schedule.layout, schedule.failed, w.id.stage)) +
+                  peak);
   }
   return out;
 }
@@ -95,12 +106,13 @@ std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model)
 void check_memory(const Schedule& schedule, const CostModel& model, const std::string& source) {
   if (model.worker_memory <= 0) return;
   // A stage that cannot hold one micro-batch is said so, whatever the schedule.
-  (void)memory_limits(model, schedule.layout, source, schedule.weight_versions);
+  (void)memory_limits(model, schedule.layout, source, schedule.weight_versions, schedule.failed);
   const std::vector<Bytes> peaks = peak_memory(schedule, model);
   for (std::size_t w = 0; w < peaks.size(); ++w) {
     if (peaks[w] <= model.worker_memory) continue;
     const WorkerSchedule& ws = schedule.workers[w];
-    const Bytes state = model.kept_bytes(ws.id.stage, schedule.weight_versions);
+    const Bytes state = model.kept_bytes(ws.id.stage, schedule.weight_versions,
+                                         live_ranks(schedule.layout, schedule.failed, ws.id.stage));
     throw InputError(
         source,
         fmt::format("{} does not fit worker {}: {} of state and {} of activations at its peak "

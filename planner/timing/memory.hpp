@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -22,17 +23,20 @@ namespace recycle::planner {
 /// that fit next to the stage's state: floor((worker_memory - state_bytes) / activations of one
 /// micro-batch). nullopt when the model knows no memory. InputError naming `source` when some
 /// stage cannot hold even one micro-batch, saying by how much.
-/// `weight_versions`: copies of the parameters each worker keeps (2 for 2bw).
+/// `weight_versions`: copies of the parameters each worker keeps (2 for 2bw). `failed`: the
+/// failed workers, whose loss re-splits a sharded optimizer state over a stage's live ranks
+/// (CostModel::kept_bytes).
 [[nodiscard]] std::optional<std::vector<std::int32_t>> memory_limits(
     const CostModel& model, const Layout& layout, const std::string& source,
-    std::int32_t weight_versions = 1);
+    std::int32_t weight_versions = 1, std::span<const WorkerId> failed = {});
 
 /// The per-stage limit the planners work to: with memory in the model, what fits (capped by
 /// `given`); without, `given`, else `fallback`, on every stage. InputError as memory_limits.
 [[nodiscard]] std::vector<std::int32_t> planning_limits(const CostModel& model,
                                                         const Layout& layout,
                                                         std::optional<std::int32_t> given,
-                                                        std::int32_t fallback);
+                                                        std::int32_t fallback,
+                                                        std::span<const WorkerId> failed = {});
 
 /// Per worker of `schedule` (in its order), the most bytes it holds: its stage's state (with the
 /// schedule's weight versions) plus the peak of its activations over the list (those a list that

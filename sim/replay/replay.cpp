@@ -207,6 +207,19 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
                         : ""),
         fmt::format("oobleck re-instantiation {} ({})", second(oobleck.seconds), oobleck.source),
         fmt::format("bamboo reconfiguration {} ({})", second(bamboo.seconds), bamboo.source)};
+    if (job.parallel.distributed_optimizer && job.parallel.dp > 1) {
+      result.charges.push_back(
+          job.parallel.shard_copies == 1
+              ? fmt::format("optimizer state sharded over the {} data-parallel ranks, one copy: a "
+                            "failure loses its ranks' shards, so recycle, oobleck, bamboo and "
+                            "adaptive restart from the last checkpoint too",
+                            job.parallel.dp)
+              : fmt::format("optimizer state sharded over the {} data-parallel ranks with a "
+                            "replica on the next rank: only a failure of a shard and its replica "
+                            "at once sends the in-place policies back to the checkpoint; a lost "
+                            "replica is copied again",
+                            job.parallel.dp));
+    }
   }
   result.cluster_nodes = r.cluster.nodes;
   result.gpus = r.cluster.nodes * r.cluster.gpus_per_node;

@@ -37,6 +37,37 @@ Nanos copy_time(PolicyContext& ctx, const std::vector<std::int64_t>& slots) {
   return longest;
 }
 
+/// Whether every optimizer shard is still on a live rank now that the nodes of `lost` slots
+/// failed (ReplayRates::shards_survive); call it before the slots are filled again.
+bool shards_survive(PolicyContext& ctx, const std::vector<std::int64_t>& lost) {
+  std::vector<WorkerId> burst;
+  for (const std::int64_t slot : lost) {
+    for (const WorkerId& w : ctx.slots.workers_of(slot)) burst.push_back(w);
+  }
+  std::vector<WorkerId> down;
+  for (const WorkerId& w : ctx.slots.failed_workers()) {
+    if (std::find(burst.begin(), burst.end(), w) == burst.end()) down.push_back(w);
+  }
+  return ctx.rates.shards_survive(down, burst);
+}
+
+/// Making the replicas of the shards of `lost` slots' workers again, on a stage's next live rank
+/// (none where a single rank is left: it holds both copies' work itself).
+Nanos shard_copy_time(PolicyContext& ctx, const std::vector<std::int64_t>& lost) {
+  const std::vector<WorkerId> failed = ctx.slots.failed_workers();
+  Nanos longest = 0;
+  for (const std::int64_t slot : lost) {
+    for (const WorkerId& w : ctx.slots.workers_of(slot)) {
+      const auto down = std::count_if(failed.begin(), failed.end(),
+                                      [&](const WorkerId& f) { return f.stage == w.stage; });
+      if (ctx.rates.layout().dp - down >= 2) {
+        longest = std::max(longest, ctx.rates.shard_copy(w.stage));
+      }
+    }
+  }
+  return longest;
+}
+
 /// The hole whose return gives ReCycle the fastest iteration charged (a stage with every replica
 /// down first of all: the job cannot run without it); among equals, the lowest slot. A hole's
 /// period is the plan's where the replay has made it, else the plan without its order search
@@ -90,15 +121,18 @@ class InPlacePolicy : public Policy {
     }
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     if (drops_interrupted_iteration()) ctx.clock.drop_partial_iteration();
+    const bool state_lives = shards_survive(ctx, lost);
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(choice(ctx));
-    if (const auto p = period(ctx)) {
-      const Nanos moved = std::max(copy_time(ctx, filled), failure_copy(ctx, lost));
+    if (const auto p = state_lives ? period(ctx) : std::nullopt) {
+      const Nanos moved =
+          std::max({copy_time(ctx, filled), failure_copy(ctx, lost), shard_copy_time(ctx, lost)});
       ctx.clock.stall(fixed_cost(ctx) + moved, LostCause::kReconfiguration);
       ctx.clock.run(*p, reference(ctx));
       return;
     }
-    // No in-place configuration: back to the last checkpoint, restarting at once if the live
-    // nodes can run from it, else waiting for a repair or a spare.
+    // No in-place configuration, or an optimizer shard lost with its rank: back to the last
+    // checkpoint, restarting at once if the live nodes can run from it, else waiting for a repair
+    // or a spare.
     fallback_ = true;
     ++ctx.fallbacks;
     ctx.clock.roll_back();
@@ -225,7 +259,7 @@ class BambooPolicy final : public Policy {
     ctx.slots.regroup();
     restart(ctx, 0);
   }
-  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>&) override {
+  void slots_lost(PolicyContext& ctx, const std::vector<std::int64_t>& lost) override {
     if (!ctx.clock.running() || ctx.clock.now() < restart_until_) {
       ctx.clock.cancel_stalls();
       ctx.slots.regroup();
@@ -233,6 +267,10 @@ class BambooPolicy final : public Policy {
       return;
     }
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
+    if (!shards_survive(ctx, lost)) {  // an optimizer shard is gone with its rank
+      fall_back(ctx);
+      return;
+    }
     if (const auto p = period(ctx)) {
       ctx.clock.run(*p, *ctx.rates.bamboo_fault_free());
       maybe_reconfigure(ctx);
@@ -429,9 +467,10 @@ class AdaptivePolicy final : public Policy {
     oobleck_.failed(ctx, static_cast<std::int64_t>(lost.size()));
     ctx.clock.stall(ctx.costs.detection, LostCause::kDetection);
     ctx.clock.drop_partial_iteration();
+    const bool shards_live = shards_survive(ctx, lost);
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
     count_[kSpare] += static_cast<std::int64_t>(filled.size());
-    decide(ctx, filled, lost, std::nullopt);
+    decide(ctx, filled, lost, std::nullopt, shards_live);
   }
   void node_joined(PolicyContext& ctx) override {
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
@@ -474,20 +513,24 @@ class AdaptivePolicy final : public Policy {
 
   /// Chooses and takes an action; `filled` slots got a node, `lost` failed (empty at a rejoin).
   /// `from_checkpoint`: the job is not running (it waits, or restarts after a rollback), so every
-  /// action starts from the checkpoint's state at that one cost.
+  /// action starts from the checkpoint's state at that one cost. `shards_live`: the failure left
+  /// every optimizer shard on a live rank (shards_survive).
   void decide(PolicyContext& ctx, const std::vector<std::int64_t>& filled,
-              const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint) {
+              const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint,
+              bool shards_live = true) {
     const Nanos t0 = ctx.rates.fault_free();
     const Nanos regrow = ctx.costs.write + ctx.restart();
     const bool dropped = mode_ == Mode::kDropped;
-    const Nanos copied = std::max(copy_time(ctx, filled), copy_time(ctx, lost));
+    const Nanos copied =
+        std::max({copy_time(ctx, filled), copy_time(ctx, lost), shard_copy_time(ctx, lost)});
     const std::vector<WorkerId> failed = ctx.slots.failed_workers();
     // A checkpoint holds every stage. In memory, the job's own layout keeps a stage's state while
     // a replica of it lives; re-instantiated pipelines each hold every layer (OobleckState).
     if (from_checkpoint) oobleck_.reset();
     const bool state_lives =
         from_checkpoint ||
-        (mode_ == Mode::kReinstantiated ? !oobleck_.lost(ctx) : ctx.slots.every_stage_live());
+        (shards_live &&
+         (mode_ == Mode::kReinstantiated ? !oobleck_.lost(ctx) : ctx.slots.every_stage_live()));
     std::vector<Option> options;
     // Leaving dropped pipelines is a re-grow: every worker restarts from the checkpoint just
     // written, which holds what they would otherwise copy or re-instantiate.
@@ -496,7 +539,9 @@ class AdaptivePolicy final : public Policy {
                                                             : copied;
     if (failed.empty()) {
       // Every hole filled: the job's own configuration, in place or from the checkpoint.
-      options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
+      if (from_checkpoint || shards_live) {
+        options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
+      }
       if (!from_checkpoint) options.push_back({kRestart, t0, ctx.restart(), true, false});
     } else if (state_lives) {
       if (const auto p = ctx.rates.recycle(failed, ctx.live())) {

@@ -407,6 +407,7 @@ CostModel ReplayRates::bamboo_model(const std::vector<std::int32_t>& failed) con
   out.output_bytes.clear();
   out.param_bytes.clear();
   out.state_bytes.clear();
+  out.optimizer_state_bytes.clear();
   for (std::int32_t s = 0; s < pp; ++s) {
     if (is_failed(s)) continue;
     // The block this worker runs: its own stage and, if it failed, its successor's.
@@ -422,6 +423,7 @@ CostModel ReplayRates::bamboo_model(const std::vector<std::int32_t>& failed) con
     Bytes activations = 0;
     Bytes params = 0;
     Bytes state = 0;
+    Bytes optimizer_state = 0;
     for (const std::int32_t b : block) {
       const planner::StageCost& x = at(costs, b);
       c.forward += x.forward;
@@ -431,6 +433,7 @@ CostModel ReplayRates::bamboo_model(const std::vector<std::int32_t>& failed) con
       if (!base.activation_bytes.empty()) activations += at(base.activation_bytes, b);
       if (!base.param_bytes.empty()) params += at(base.param_bytes, b);
       if (!base.state_bytes.empty()) state += at(base.state_bytes, b);
+      if (!base.optimizer_state_bytes.empty()) optimizer_state += at(base.optimizer_state_bytes, b);
     }
     out.compute.virtual_stages.push_back(c);
     if (!base.compute.optimizer.empty()) out.compute.optimizer.push_back(optimizer);
@@ -443,6 +446,7 @@ CostModel ReplayRates::bamboo_model(const std::vector<std::int32_t>& failed) con
     // The replica's weights stay in memory next to the worker's own state.
     if (replicates && !base.param_bytes.empty()) state += at(base.param_bytes, (s + 1) % pp);
     if (!base.state_bytes.empty()) out.state_bytes.push_back(state);
+    if (!base.optimizer_state_bytes.empty()) out.optimizer_state_bytes.push_back(optimizer_state);
   }
   if (!base.cluster.free()) {
     const profiles::Profile& profile = model_.synthesis.profile;
@@ -545,6 +549,36 @@ Nanos ReplayRates::state_copy(std::int32_t stage) const {
   const WorkerId here{0, stage};
   const WorkerId peer{m.cluster.gpus_per_node(), stage};
   return m.cluster.transfer_time(peer, here, m.kept_bytes(stage));
+}
+
+bool ReplayRates::shards_survive(const std::vector<WorkerId>& down,
+                                 const std::vector<WorkerId>& burst) const {
+  const CostModel& m = model_.model;
+  if (m.optimizer_shards <= 1 || burst.empty()) return true;
+  if (m.optimizer_shard_copies == 1) return false;
+  const auto has = [](const std::vector<WorkerId>& v, const WorkerId& w) {
+    return std::find(v.begin(), v.end(), w) != v.end();
+  };
+  const std::int32_t dp = model_.layout.dp;
+  for (const WorkerId& w : burst) {
+    // The replica of w's shard: on the next rank of its stage live before the burst.
+    for (std::int32_t k = 1; k < dp; ++k) {
+      const WorkerId next{(w.dp + k) % dp, w.stage};
+      if (has(burst, next)) return false;
+      if (!has(down, next)) break;
+    }
+  }
+  return true;
+}
+
+Nanos ReplayRates::shard_copy(std::int32_t stage) const {
+  const CostModel& m = model_.model;
+  if (m.optimizer_shard_copies < 2 || m.optimizer_state_bytes.empty()) return 0;
+  const WorkerId here{0, stage};
+  const WorkerId peer{m.cluster.gpus_per_node(), stage};
+  const Bytes shard =
+      m.optimizer_state_bytes[static_cast<std::size_t>(stage)] / m.optimizer_shard_copies;
+  return m.cluster.transfer_time(peer, here, shard);
 }
 
 }  // namespace recycle::sim

@@ -110,6 +110,17 @@ class ReplayRates {
   /// Copying a worker of `stage`'s parameters, gradients and optimizer state from a live peer
   /// over the network (0 on a free network).
   [[nodiscard]] Nanos state_copy(std::int32_t stage) const;
+  /// Whether every optimizer shard is still on a live rank after the failure that took `burst`
+  /// down, `down` being the workers down before it (docs/policies.md, "The distributed
+  /// optimizer"): always when every rank holds the whole state; never when each shard has one
+  /// copy (the failed rank's is gone); with a replica on the next rank of the stage, unless the
+  /// burst took two ranks of one stage next to each other among those live before it (a shard
+  /// and its replica).
+  [[nodiscard]] bool shards_survive(const std::vector<planner::WorkerId>& down,
+                                    const std::vector<planner::WorkerId>& burst) const;
+  /// Making a lost replica again: one shard of `stage` copied from a live peer over the network;
+  /// 0 without replicas.
+  [[nodiscard]] Nanos shard_copy(std::int32_t stage) const;
 
   /// Distinct configurations timed so far (cache entries), and how many came from the table.
   [[nodiscard]] std::int64_t configurations() const noexcept { return configurations_; }

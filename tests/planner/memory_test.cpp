@@ -137,3 +137,55 @@ TEST_CASE("plan_recycle keeps every worker, hosts included, within its bytes") {
     CHECK_NOTHROW(check_memory(plan.schedule, m, "p.json"));
   }
 }
+
+TEST_CASE("a sharded optimizer state is re-split over a stage's live ranks, a replicated one not") {
+  // DP 4: each rank holds a 1 GB shard of its stage's 4 GB of optimizer state, next to 2 x 1 GB
+  // of weights and gradients and 1 GB per micro-batch, on 7 GB GPUs: (7 - 3) / 1 = 4 fit.
+  const Layout layout{4, 2, 4, 1};
+  profiles::Profile p = profile({kGB, kGB}, kGB, kGB, 7 * kGB);
+  p.optimizer_shards = 4;
+  const CostModel m = model_of(p, layout);
+  CHECK(m.kept_bytes(1) == 3 * kGB);
+  // One rank of stage 1 lost: the three live ones hold ceil(4 GB / 3) each; two lost: 2 GB.
+  CHECK(m.kept_bytes(1, 1, 3) == 2 * kGB + (4 * kGB + 2) / 3);
+  CHECK(m.kept_bytes(1, 1, 2) == 4 * kGB);
+  CHECK(memory_limits(m, layout, "p.json") == std::vector<std::int32_t>{4, 4});
+  // (7 - 4) / 1 = 3 on stage 1 with two of its ranks down; stage 0 keeps 4.
+  const std::vector<WorkerId> two = parse_failures("0:1,2:1", layout);
+  CHECK(memory_limits(m, layout, "p.json", 1, two) == std::vector<std::int32_t>{4, 3});
+  CHECK(planning_limits(m, layout, std::nullopt, 2, two) == std::vector<std::int32_t>{4, 3});
+  // With a replica of each shard (2 GB a rank), the state stays where it is.
+  p.optimizer_shard_copies = 2;
+  p.stages[1].optimizer_state_bytes = 2 * kGB;
+  const CostModel replicas = model_of(p, layout);
+  CHECK(replicas.kept_bytes(1, 1, 2) == 4 * kGB);
+  CHECK(replicas.kept_bytes(1, 1, 3) == 4 * kGB);
+}
+
+TEST_CASE("check_memory counts the re-split shards of a failed stage") {
+  // DP 2, 1F1B pp 2: stage 0 holds 2 micro-batches. 2 x 1 GB + a 2 GB shard + 2 GB = 6 GB of
+  // 7 fault-free; with rank 0 of stage 0 down, rank 1 holds the whole 4 GB state: 2 + 4 + 2 =
+  // 8 GB, 1 GB short.
+  const Layout layout{2, 2, 4, 1};
+  profiles::Profile p = profile({kGB, kGB}, 2 * kGB, kGB, 7 * kGB);
+  p.optimizer_shards = 2;
+  const CostModel m = model_of(p, layout);
+  CHECK(peak_memory(generate("1f1b", layout), m)[0] == 6 * kGB);
+  RecycleOptions options;
+  options.layout = layout;
+  options.failed = parse_failures("0:0", layout);
+  options.model = m;
+  options.memory_limit = 2;
+  // The planner keeps to what fits: 1 micro-batch on stage 0 (7 - 6 GB), on stage 1 the 2 given
+  // (3 fit next to its 4 GB).
+  CHECK(recycle_memory_limits(options) == std::vector<std::int32_t>{1, 2});
+  // Pipeline 1 as 1F1B runs it, rank 0 of stage 0 down.
+  Schedule s = generate("1f1b", layout);
+  s.failed = options.failed;
+  REQUIRE(s.workers.front().id == WorkerId{0, 0});
+  s.workers.erase(s.workers.begin());
+  CHECK_THROWS_WITH_AS(check_memory(s, m, "--profile"),
+                       "--profile: 1f1b does not fit worker (1,0): 6 GB of state and 2 GB of "
+                       "activations at its peak need 8 GB, a worker has 7 GB: 1 GB short",
+                       InputError);
+}

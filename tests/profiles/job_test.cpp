@@ -72,7 +72,17 @@ TEST_CASE("every mistake in a job is an error naming the field") {
   CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"global_batch": 8},
                      "shedule": "1f1b"})") ==
         "job.json: shedule: unknown key (known: format, name, model, hardware, parallel, "
-        "schedule, cluster, detection, checkpoint, restart)");
+        "optimizer, schedule, cluster, detection, checkpoint, restart)");
+  CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"global_batch": 8},
+                     "optimizer": {"sharded": true}})") ==
+        "job.json: optimizer.sharded: unknown key (known: distributed, lost_shard)");
+  CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"global_batch": 8},
+                     "optimizer": {"lost_shard": "replica"}})")
+            .starts_with("job.json: optimizer.lost_shard: \"replica\" keeps a copy of each "
+                         "optimizer shard: it needs \"distributed\": true"));
+  CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g", "parallel": {"global_batch": 8},
+                     "optimizer": {"distributed": true, "lost_shard": "peer"}})") ==
+        "job.json: optimizer.lost_shard: expected \"checkpoint\" or \"replica\", got \"peer\"");
   CHECK(error_of(R"({"model": "gpt3-175b", "hardware": "a100-80g",
                      "parallel": {"global_batch": 8, "tp_size": 8}})")
             .starts_with("job.json: parallel.tp_size: unknown key (known: tp, pp, dp,"));

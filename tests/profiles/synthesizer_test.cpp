@@ -231,3 +231,70 @@ TEST_CASE("a synthesized profile round-trips through recycle.profile/1") {
   CHECK(back.stages[3].optimizer_state_bytes == s.profile.stages[3].optimizer_state_bytes);
   CHECK(back.hardware.inter_node_bandwidth == s.profile.hardware.inter_node_bandwidth);
 }
+
+TEST_CASE("the distributed optimizer: a rank holds and steps 1/dp of its stage's Adam state") {
+  // ZeRO stage 1 (Rajbhandari et al., SC '20, P_os): 2 + 2 + 12/dp bytes per parameter; Adam's
+  // step reads and writes 28 bytes per parameter of its shard (bf16 weight and gradient, fp32
+  // master weight and two moments).
+  const auto llama = shipped("llama3-8b");
+  const GpuSpec h100 = recycle::profiles::shipped_gpu("h100-80g", "hardware");
+  ParallelConfig p;
+  p.tp = 2;
+  p.pp = 4;
+  p.dp = 4;
+  p.global_batch = 16;
+  const auto whole = synthesize(llama, h100, p, "job.json");
+  p.distributed_optimizer = true;
+  const auto sharded = synthesize(llama, h100, p, "job.json");
+  CHECK(whole.profile.optimizer_shards == 1);
+  CHECK(sharded.profile.optimizer_shards == 4);
+  CHECK(sharded.profile.optimizer_shard_copies == 1);
+  const double hbm = h100.memory_bandwidth * h100.efficiency.memory;
+  for (std::size_t s = 0; s < 4; ++s) {
+    CAPTURE(s);
+    const auto& st = sharded.profile.stages[s];
+    const std::int64_t params = st.param_bytes / 2;
+    CHECK(whole.profile.stages[s].optimizer_state_bytes == 12 * params);
+    CHECK(st.optimizer_state_bytes == (12 * params + 3) / 4);
+    CHECK(recycle::to_seconds(whole.profile.stages[s].optimizer) ==
+          doctest::Approx(28.0 * params / 2 / hbm).epsilon(1e-6));
+    CHECK(recycle::to_seconds(st.optimizer) ==
+          doctest::Approx(28.0 * params / 2 / 4 / hbm).epsilon(1e-6));
+    // Compute and the rest of the state are the same.
+    CHECK(st.forward == whole.profile.stages[s].forward);
+    CHECK(st.param_bytes == whole.profile.stages[s].param_bytes);
+  }
+  // A replica of the next rank's shard: twice the state and the step, and the replica's reduced
+  // gradient (a GPU's share of the shard, 16-bit) over the network.
+  p.shard_copies = 2;
+  const auto replicated = synthesize(llama, h100, p, "job.json");
+  CHECK(replicated.profile.optimizer_shard_copies == 2);
+  const double network = h100.inter_node_bandwidth * h100.efficiency.network;
+  for (std::size_t s = 0; s < 4; ++s) {
+    CAPTURE(s);
+    const auto& st = replicated.profile.stages[s];
+    const double shard = static_cast<double>(st.param_bytes / 2) / 2 / 4;  // per GPU
+    CHECK(st.optimizer_state_bytes == (24 * (st.param_bytes / 2) + 3) / 4);
+    CHECK(recycle::to_seconds(st.optimizer) ==
+          doctest::Approx(2 * 28 * shard / hbm + h100.inter_node_latency + 2 * shard / network)
+              .epsilon(1e-6));
+  }
+  // The profile file carries the sharding.
+  const auto back = recycle::profiles::profile_from_json(
+      recycle::profiles::to_json(replicated.profile), "round-trip");
+  CHECK(back.optimizer_shards == 4);
+  CHECK(back.optimizer_shard_copies == 2);
+}
+
+TEST_CASE("a replica of each optimizer shard needs a second data-parallel rank") {
+  ParallelConfig p;
+  p.global_batch = 8;
+  p.distributed_optimizer = true;
+  p.shard_copies = 2;
+  CHECK(error_of([&] {
+          (void)synthesize(shipped("gpt3-1.3b"),
+                           recycle::profiles::shipped_gpu("a100-80g", "hardware"), p, "job.json");
+        }) ==
+        "job.json: optimizer.lost_shard: \"replica\" keeps each optimizer shard on a second "
+        "data-parallel rank: it needs the distributed optimizer and dp >= 2, got dp 1");
+}

@@ -702,3 +702,68 @@ TEST_CASE("replay: a restart that costs by the live nodes (Varuna's table), by h
   CHECK_THROWS_WITH(recycle::profiles::job_from_json(job, "job.json"),
                     doctest::Contains("expected a node count from 1 to 16777216 as the key"));
 }
+
+TEST_CASE(
+    "replay: a sharded optimizer loses a failed rank's shard: the in-place policies roll "
+    "back, the restarting ones do not notice") {
+  // As "one failure" above, with the optimizer state sharded over the two pipelines and no
+  // replica: node 3's shard of stage 3's state is gone, so ReCycle, Oobleck, Bamboo and adaptive
+  // all go back to the checkpoint written at 600-660 s (redo 340 s) and restart (600 + 300 s).
+  auto job = job_json();
+  job["optimizer"] = {{"distributed", true}};
+  const std::string events = "1000,3,down,x\n3000,3,up,\n";
+  for (const PolicyKind policy :
+       {PolicyKind::kRecycle, PolicyKind::kOobleck, PolicyKind::kBamboo, PolicyKind::kAdaptive}) {
+    CAPTURE(recycle::sim::to_string(policy));
+    const PolicyResult p = run_one(events, policy, job);
+    CHECK(p.fallbacks == 1);
+    CHECK(lost(p, LostCause::kRedo) == doctest::Approx(340));
+    CHECK(lost(p, LostCause::kRestart) == doctest::Approx(900));
+  }
+  // Checkpoint-restart and elastic restart from the checkpoint anyway: the same replay.
+  for (const PolicyKind policy : {PolicyKind::kCheckpoint, PolicyKind::kElastic}) {
+    CAPTURE(recycle::sim::to_string(policy));
+    const PolicyResult sharded = run_one(events, policy, job);
+    const PolicyResult whole = run_one(events, policy);
+    CHECK(sharded.samples == whole.samples);
+    CHECK(sharded.lost_s == whole.lost_s);
+  }
+}
+
+TEST_CASE(
+    "replay: with a replica of each shard on the next rank, a failure loses a shard only "
+    "with its replica") {
+  // PP 2 x DP 4 on 8 nodes: stage 1's ranks 0-3 are nodes 1, 3, 5 and 7, and rank r's shard has
+  // its replica on rank r + 1 (rank 3's on rank 0).
+  auto job = job_json();
+  job["parallel"]["pp"] = 2;
+  job["parallel"]["dp"] = 4;
+  job["optimizer"] = {{"distributed", true}, {"lost_shard", "replica"}};
+  const char* steps = "config,iteration_s\n4x2,10\n7,12\n6,14\n";
+  const auto fallbacks = [&](const std::string& events) {
+    return run_one(events, PolicyKind::kRecycle, job, steps).fallbacks;
+  };
+  CHECK(fallbacks("1000,1,down,x\n3000,1,up,\n") == 0);
+  // That failure copies rank 0's shard from its replica to rank 2, a new replica, and the repaired
+  // node copies its stage's state (weights, gradients, its shard and replica) back: latency +
+  // bytes / (per-GPU bandwidth x efficiency) each.
+  {
+    const recycle::profiles::Job j = recycle::profiles::job_from_json(job, "job.json");
+    const recycle::planner::JobModel model = recycle::planner::job_model(j);
+    const double bandwidth = j.gpu.inter_node_bandwidth * j.gpu.efficiency.network;
+    const double shard = static_cast<double>(model.model.optimizer_state_bytes[1]) / 2;
+    const double copies = 2 * j.gpu.inter_node_latency + shard / bandwidth +
+                          static_cast<double>(model.model.kept_bytes(1)) / bandwidth;
+    const PolicyResult p = run_one("1000,1,down,x\n3000,1,up,\n", PolicyKind::kRecycle, job, steps);
+    CHECK(lost(p, LostCause::kReconfiguration) == doctest::Approx(copies).epsilon(1e-6));
+  }
+  CHECK(fallbacks("1000,1,down,x\n1000,5,down,x\n") == 0);  // ranks 0 and 2
+  CHECK(fallbacks("1000,1,down,x\n1000,3,down,x\n") == 1);  // rank 0 and its replica
+  CHECK(fallbacks("1000,7,down,x\n1000,1,down,x\n") == 1);  // rank 3 and its replica
+  // One after the other: the replica of rank 0's shard is made again on rank 2, so losing rank 1
+  // later loses nothing.
+  CHECK(fallbacks("1000,1,down,x\n2000,3,down,x\n") == 0);
+  // Without the distributed optimizer no burst that leaves every stage live loses state.
+  job.erase("optimizer");
+  CHECK(fallbacks("1000,1,down,x\n1000,3,down,x\n") == 0);
+}

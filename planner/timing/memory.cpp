@@ -29,10 +29,12 @@ Bytes microbatch_bytes(const CostModel& model, const Layout& layout, std::int32_
   return total;
 }
 
-/// The live data-parallel ranks of `stage` with `failed` down.
-std::int32_t live_ranks(const Layout& layout, std::span<const WorkerId> failed,
-                        std::int32_t stage) {
-  std::int32_t live = layout.dp;
+/// The live data-parallel ranks of `stage` with `failed` down: the layout's, and the ring peers
+/// a pipeline simulated alone stands for (Cluster::set_absent_ring_peers), which share the
+/// optimizer state with it.
+std::int32_t live_ranks(const CostModel& model, const Layout& layout,
+                        std::span<const WorkerId> failed, std::int32_t stage) {
+  std::int32_t live = layout.dp + model.cluster.absent_ring_peers();
   for (const WorkerId& w : failed) live -= w.stage == stage ? 1 : 0;
   return live;
 }
@@ -51,7 +53,7 @@ std::optional<std::vector<std::int32_t>> memory_limits(const CostModel& model, c
   if (model.worker_memory <= 0) return std::nullopt;
   std::vector<std::int32_t> out;
   for (std::int32_t s = 0; s < layout.pp; ++s) {
-    const Bytes state = model.kept_bytes(s, weight_versions, live_ranks(layout, failed, s));
+    const Bytes state = model.kept_bytes(s, weight_versions, live_ranks(model, layout, failed, s));
     const Bytes one = microbatch_bytes(model, layout, s);
     if (state + one > model.worker_memory) {
       throw InputError(
@@ -96,9 +98,10 @@ std::vector<Bytes> peak_memory(const Schedule& schedule, const CostModel& model)
       held += held_delta(a.type) * model.held_bytes(a.virtual_stage);
       peak = std::max(peak, held);
     }
-    out.push_back(model.kept_bytes(w.id.stage, schedule.weight_versions,
-                                   live_ranks(schedule.layout, schedule.failed, w.id.stage)) +
-                  peak);
+    out.push_back(
+        model.kept_bytes(w.id.stage, schedule.weight_versions,
+                         live_ranks(model, schedule.layout, schedule.failed, w.id.stage)) +
+        peak);
   }
   return out;
 }
@@ -111,8 +114,9 @@ void check_memory(const Schedule& schedule, const CostModel& model, const std::s
   for (std::size_t w = 0; w < peaks.size(); ++w) {
     if (peaks[w] <= model.worker_memory) continue;
     const WorkerSchedule& ws = schedule.workers[w];
-    const Bytes state = model.kept_bytes(ws.id.stage, schedule.weight_versions,
-                                         live_ranks(schedule.layout, schedule.failed, ws.id.stage));
+    const Bytes state =
+        model.kept_bytes(ws.id.stage, schedule.weight_versions,
+                         live_ranks(model, schedule.layout, schedule.failed, ws.id.stage));
     throw InputError(
         source,
         fmt::format("{} does not fit worker {}: {} of state and {} of activations at its peak "

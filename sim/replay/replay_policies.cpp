@@ -470,7 +470,15 @@ class AdaptivePolicy final : public Policy {
     const bool shards_live = shards_survive(ctx, lost);
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
     count_[kSpare] += static_cast<std::int64_t>(filled.size());
-    decide(ctx, filled, lost, std::nullopt, shards_live);
+    if (!shards_live) {
+      // An optimizer shard is gone with its rank: every action starts from the checkpoint, as
+      // the in-place policies restart from it.
+      ++ctx.fallbacks;
+      ctx.clock.roll_back();
+      decide(ctx, {}, lost, ctx.restart());
+      return;
+    }
+    decide(ctx, filled, lost, std::nullopt);
   }
   void node_joined(PolicyContext& ctx) override {
     const std::vector<std::int64_t> filled = ctx.slots.fill_from_spares(recycle_choice(ctx));
@@ -513,11 +521,9 @@ class AdaptivePolicy final : public Policy {
 
   /// Chooses and takes an action; `filled` slots got a node, `lost` failed (empty at a rejoin).
   /// `from_checkpoint`: the job is not running (it waits, or restarts after a rollback), so every
-  /// action starts from the checkpoint's state at that one cost. `shards_live`: the failure left
-  /// every optimizer shard on a live rank (shards_survive).
+  /// action starts from the checkpoint's state at that one cost.
   void decide(PolicyContext& ctx, const std::vector<std::int64_t>& filled,
-              const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint,
-              bool shards_live = true) {
+              const std::vector<std::int64_t>& lost, std::optional<Nanos> from_checkpoint) {
     const Nanos t0 = ctx.rates.fault_free();
     const Nanos regrow = ctx.costs.write + ctx.restart();
     const bool dropped = mode_ == Mode::kDropped;
@@ -529,8 +535,7 @@ class AdaptivePolicy final : public Policy {
     if (from_checkpoint) oobleck_.reset();
     const bool state_lives =
         from_checkpoint ||
-        (shards_live &&
-         (mode_ == Mode::kReinstantiated ? !oobleck_.lost(ctx) : ctx.slots.every_stage_live()));
+        (mode_ == Mode::kReinstantiated ? !oobleck_.lost(ctx) : ctx.slots.every_stage_live());
     std::vector<Option> options;
     // Leaving dropped pipelines is a re-grow: every worker restarts from the checkpoint just
     // written, which holds what they would otherwise copy or re-instantiate.
@@ -539,9 +544,7 @@ class AdaptivePolicy final : public Policy {
                                                             : copied;
     if (failed.empty()) {
       // Every hole filled: the job's own configuration, in place or from the checkpoint.
-      if (from_checkpoint || shards_live) {
-        options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
-      }
+      options.push_back({from_checkpoint ? kRestart : kResume, t0, in_place, false, dropped});
       if (!from_checkpoint) options.push_back({kRestart, t0, ctx.restart(), true, false});
     } else if (state_lives) {
       if (const auto p = ctx.rates.recycle(failed, ctx.live())) {

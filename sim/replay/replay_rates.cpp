@@ -109,8 +109,17 @@ std::optional<Nanos> ReplayRates::pipelines(std::int32_t live) {
   if (const auto row = table_pipelines(live)) {
     period = row->period;
   } else {
-    period = one_pipeline(model_.model, l.pp, busiest(live), live);
-    if (!period) throw InputError(model_.job.source, "the job's schedule deadlocks");
+    const std::int32_t microbatches = busiest(live);
+    bool runs = true;
+    try {
+      period = one_pipeline(model_.model, l.pp, microbatches, live);
+    } catch (const InputError&) {
+      // Fewer pipelines carry more micro-batches each, which may not fit the workers' memory (an
+      // interleaved pipeline holds more as it runs more): a configuration that cannot run, as a
+      // step-table row of none.
+      runs = false;
+    }
+    if (runs && !period) throw InputError(model_.job.source, "the job's schedule deadlocks");
   }
   ++configurations_;
   pipelines_.emplace(live, period);
@@ -306,12 +315,12 @@ std::optional<Nanos> ReplayRates::template_period(std::int32_t stages, std::int3
   if (found == templates_.end()) {
     std::optional<CostModel> model;
     try {
-      // The job re-split over `stages` stages, one pipeline, chunks placed as its schedule
-      // places them: the one job model (planner/job_model.hpp).
+      // The job re-split over `stages` stages, chunks placed as its schedule places them: the
+      // one job model (planner/job_model.hpp). Its dp only shards a distributed optimizer's
+      // state, over the template's pipelines when it runs (CostModel::kept_bytes).
       profiles::Job shorter = model_.job;
       shorter.parallel.pp = stages;
-      shorter.parallel.dp = 1;
-      shorter.parallel.global_batch = shorter.parallel.microbatch_size;
+      shorter.parallel.global_batch = shorter.parallel.microbatch_size * shorter.parallel.dp;
       model = planner::job_model(std::move(shorter)).model;
     } catch (const InputError&) {
       // A template the model cannot be split into (more stages than layers, ...).

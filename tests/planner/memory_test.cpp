@@ -154,6 +154,14 @@ TEST_CASE("a sharded optimizer state is re-split over a stage's live ranks, a re
   const std::vector<WorkerId> two = parse_failures("0:1,2:1", layout);
   CHECK(memory_limits(m, layout, "p.json", 1, two) == std::vector<std::int32_t>{4, 3});
   CHECK(planning_limits(m, layout, std::nullopt, 2, two) == std::vector<std::int32_t>{4, 3});
+  // One pipeline simulated for four (the replay's fault-free configuration): its ring holds the
+  // three absent ranks, which hold their shards; for two, each of the two holds 2 GB.
+  const Layout alone{1, 2, 4, 1};
+  CostModel stands_for = model_of(p, alone);
+  stands_for.cluster.set_absent_ring_peers(3);
+  CHECK(memory_limits(stands_for, alone, "p.json") == std::vector<std::int32_t>{4, 4});
+  stands_for.cluster.set_absent_ring_peers(1);
+  CHECK(memory_limits(stands_for, alone, "p.json") == std::vector<std::int32_t>{3, 3});
   // With a replica of each shard (2 GB a rank), the state stays where it is.
   p.optimizer_shard_copies = 2;
   p.stages[1].optimizer_state_bytes = 2 * kGB;

@@ -139,3 +139,25 @@ TEST_CASE("replay rates: a step-table row keyed by the cluster's live nodes wins
   // row once as well.
   CHECK(rates.from_table() == 2);
 }
+
+TEST_CASE(
+    "replay rates: a job that fits only with its optimizer sharded replays, one pipeline "
+    "standing for the others") {
+  // Llama 3 405B in its published layout (TP 8, PP 16, DP 128, interleaved with 2 chunks): its
+  // state fits a worker only sharded over the 128 ranks (tests/sim/published_throughput_test.cpp).
+  // The replay times it with one pipeline whose ring stands for the 127 others, which hold their
+  // shards. Elastic's 64 pipelines would reload the state split over 64 ranks (102 GB a worker
+  // of stage 0), but each would run 32 micro-batches, and Megatron's interleaved order then
+  // holds 47 chunks of 14.9 GB on stage 0 (2 x 15 + 16 warm-up forwards and the first steady one:
+  // 701 GB): a configuration that does not fit, which the replay takes as one that cannot run
+  // rather than an error.
+  auto json = nlohmann::json::parse(R"({
+    "model": "llama3-405b", "hardware": "h100-80g",
+    "parallel": {"tp": 8, "pp": 16, "dp": 128, "interleave": 2, "microbatch_size": 1,
+                 "global_batch": 2048, "sequence_parallel": true, "recompute": "selective"},
+    "optimizer": {"distributed": true}, "schedule": "interleaved"})");
+  recycle::sim::ReplayRates rates(
+      recycle::planner::job_model(recycle::profiles::job_from_json(json, "job.json")), nullptr);
+  CHECK(recycle::to_seconds(rates.fault_free()) > 0);
+  CHECK_FALSE(rates.pipelines(64).has_value());
+}

@@ -21,6 +21,7 @@ struct Command {
 };
 
 Command add_plan_command(CLI::App& app);
+Command add_configure_command(CLI::App& app);
 Command add_degradation_command(CLI::App& app);
 Command add_plan_table_command(CLI::App& app);
 Command add_simulate_command(CLI::App& app);

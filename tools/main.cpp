@@ -111,6 +111,7 @@ int main(int argc, char** argv) {
   commands.push_back(add_profile_command(app));
   commands.push_back(add_replay_command(app));
   commands.push_back(add_study_command(app));
+  commands.push_back(add_configure_command(app));
   commands.push_back(add_validate_command(app));
   apply_common_rules(app);
 

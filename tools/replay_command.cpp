@@ -1,9 +1,6 @@
 // recycle replay: a job moved through a failure trace under the resilience policies
 // (sim/replay/replay.hpp, docs/policies.md).
-#include <unistd.h>
-
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -22,6 +19,7 @@
 #include "sim/replay/spares.hpp"
 #include "sim/replay/step_table.hpp"
 #include "tools/command.hpp"
+#include "tools/progress_bar.hpp"
 #include "tools/trace_source.hpp"
 #include "traces/import.hpp"
 #include "traces/mapping.hpp"
@@ -43,33 +41,6 @@ struct ReplayArgs {
   std::string svg;
   std::string output = "-";
   bool quiet = false;
-};
-
-/// A progress bar on stderr, drawn only after a second and only on a terminal.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool enabled)
-      : enabled_(enabled && isatty(STDERR_FILENO) != 0), start_(std::chrono::steady_clock::now()) {}
-  ~ProgressBar() {
-    if (drawn_) std::fputs("\r\033[K", stderr);
-  }
-  ProgressBar(const ProgressBar&) = delete;
-  ProgressBar& operator=(const ProgressBar&) = delete;
-
-  void operator()(double done) {
-    if (!enabled_) return;
-    if (std::chrono::steady_clock::now() - start_ < std::chrono::seconds(1)) return;
-    const int filled = static_cast<int>(done * 30);
-    std::fprintf(stderr, "\rreplay [%-30s] %3d%%",
-                 std::string(static_cast<std::size_t>(filled), '#').c_str(),
-                 static_cast<int>(done * 100));
-    drawn_ = true;
-  }
-
- private:
-  bool enabled_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point start_;
 };
 
 traces::Trace load_trace(const TraceSource& source, std::int64_t cluster_nodes) {
@@ -103,7 +74,7 @@ int run_replay(const ReplayArgs& a) {
                                           fmt::format("the trace's {} days", trace_days));
     options.duration = traces::seconds_to_trace_time(days * traces::kSecondsPerDay);
   }
-  ProgressBar bar(!a.quiet);
+  ProgressBar bar("replay", !a.quiet);
   options.progress = [&bar](double done) { bar(done); };
   const sim::ReplayResult result = sim::replay(model, trace, options);
   std::optional<sim::SparesMatch> spares;

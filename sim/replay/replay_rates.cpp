@@ -8,6 +8,7 @@
 #include "planner/candidates.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/failures.hpp"
+#include "planner/pipeline_period.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/memory.hpp"
 #include "planner/timing/period.hpp"
@@ -25,21 +26,6 @@ using planner::CostModel;
 using planner::Layout;
 using planner::WorkerId;
 
-/// The job's schedule on `layout`, compute only.
-planner::Schedule job_schedule(const std::string& name, const Layout& layout,
-                               const CostModel& model) {
-  if (name == "recycle") {
-    planner::RecycleOptions options;
-    options.layout = layout;
-    options.model = model;
-    return planner::plan_recycle(options).schedule;
-  }
-  planner::GeneratorOptions options;
-  options.layout = layout;
-  options.model = model;
-  return planner::generate_fault_free(name, options);
-}
-
 }  // namespace
 
 ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
@@ -48,25 +34,11 @@ ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
 std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32_t stages,
                                                std::int32_t microbatches, std::int32_t ring,
                                                bool estimate) const {
-  const Layout& job = model_.layout;
-  const bool whole_nodes = base.cluster.pipelines_interchangeable();
-  CostModel model = base;
-  // The job's own schedule, its chunks placed as the job places them, on pipelines of any depth
-  // (Oobleck's templates, Bamboo's take-overs): `base` is a model of that placement.
-  Layout layout = job;
-  layout.dp = whole_nodes ? 1 : ring;
-  layout.pp = stages;
-  const std::string& name = model_.job.schedule;
-  // A count the schedule does not take (interleaved: a partial group) is charged as the next one
-  // it does.
-  layout.microbatches = planner::runnable_microbatches(name, layout, microbatches);
-  if (whole_nodes) model.cluster.set_absent_ring_peers(ring - 1);
-  const planner::Schedule schedule = job_schedule(name, layout, model);
-  planner::check_memory(schedule, model, model_.job.source);
-  const auto state = estimate ? planner::direct_steady_state(schedule, model)
-                              : planner::steady_state(schedule, model);
-  if (!state) return std::nullopt;
-  return state->period;
+  const auto timed =
+      planner::pipeline_period(base, model_.layout, model_.job.schedule, model_.job.source, stages,
+                               microbatches, ring, estimate);
+  if (!timed) return std::nullopt;
+  return timed->period;
 }
 
 Nanos ReplayRates::fault_free() {

@@ -4,10 +4,12 @@
 
 #include <string>
 
+#include "planner/configure.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/lower.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
+#include "profiles/shipped.hpp"
 
 namespace {
 
@@ -104,5 +106,43 @@ BENCHMARK(BM_PlanRecycleSearch)
     ->Arg(0)
     ->Arg(recycle::planner::kDefaultSearchWork)
     ->Unit(benchmark::kMillisecond);
+
+/// The whole configuration space of `recycle configure` (every schedule, recomputation, micro-batch
+/// size up to 16, interleave up to 8, sequence parallelism and the distributed optimizer on and
+/// off), top 10. range: 0 = GPT-3 175B on 1,024 A100-80GB, global batch 1,536 (the issue's
+/// target: under 2 s, at least 10x faster per configuration than Calculon's ~3 ms); 1 = Llama 3
+/// 70B on 2,048 H100s, batch 1,024; 2 = Llama 3 405B on 16,384 H100s, batch 2,048; 3 = GPT-3 13B
+/// on 64 A100s, batch 512. Counters: configurations searched, timed, and the time each.
+void BM_Configure(benchmark::State& state) {
+  struct Input {
+    const char* model;
+    const char* gpu;
+    std::int64_t gpus;
+    std::int64_t batch;
+  };
+  static const Input inputs[] = {{"gpt3-175b", "a100-80g", 1024, 1536},
+                                 {"llama3-70b", "h100-80g", 2048, 1024},
+                                 {"llama3-405b", "h100-80g", 16384, 2048},
+                                 {"gpt3-13b", "a100-80g", 64, 512}};
+  const Input& in = inputs[state.range(0)];
+  ConfigureSpace space;
+  space.model = recycle::profiles::shipped_model(in.model, "model");
+  space.gpu = recycle::profiles::shipped_gpu(in.gpu, "hardware");
+  space.gpus = in.gpus;
+  space.global_batch = in.batch;
+  ConfigureResult result;
+  for (auto _ : state) {
+    result = configure(space);
+    benchmark::DoNotOptimize(result.ranked.data());
+  }
+  state.counters["configurations"] = static_cast<double>(result.configurations);
+  state.counters["timed"] = static_cast<double>(result.timed);
+  state.counters["s_per_configuration"] = benchmark::Counter(
+      static_cast<double>(result.configurations),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.SetLabel(std::string(in.model) + " on " + std::to_string(in.gpus) + " " + in.gpu +
+                 ", batch " + std::to_string(in.batch));
+}
+BENCHMARK(BM_Configure)->DenseRange(0, 3)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -1,0 +1,31 @@
+# recycle configure: the ranking's figures are checked against brute force and `simulate --job`
+# in tests/sim/configure_test.cpp; here: what the command prints, that its winner is a job file
+# `simulate --job` times alike, and that every mistake is one `error:` line with exit 2.
+cli_test("configure ranks and says what it searched" 0
+  "searched [0-9]+ configurations: timed [0-9]+, pruned [0-9]+"
+  configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --quiet)
+cli_test("configure --csv" 0 "^rank,tp,pp,dp,interleave,microbatch_size,microbatches,recompute,"
+  configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --csv --top 2)
+cli_test("configure --nodes counts the hardware's GPUs per node" 0 "on 16 x NVIDIA A100"
+  configure --model gpt3-1.3b --hardware a100-80g --nodes 2 --global-batch 64 --top 1)
+add_test(NAME "cli: configure's winner is a job simulate --job times alike"
+         COMMAND ${EXPECT} 0 "agree: 5 spaces" -- ${CMAKE_CURRENT_SOURCE_DIR}/configure_agrees.sh ${P} ${OUT}/configure_agrees)
+
+cli_test("configure: a model that fits no configuration" 2
+  "^error: --gpus: no configuration of 8 GPUs fits: the closest is [0-9.]+ GB short per GPU[;] its weights and gradients alone need at least 19 GPUs of 85.9 GB"
+  configure --model llama3-405b --hardware a100-80g --gpus 8 --global-batch 8)
+cli_test("configure: a batch no dp divides" 2
+  "^error: --global-batch: no configuration of 64 GPUs runs a global batch of 3 .*: its splits have dp 4, 8, 16, 32 or 64[;] a batch that one of them divides would"
+  configure --model gpt3-350m --hardware a100-80g --gpus 64 --global-batch 3 --max-tp 1)
+cli_test("configure: --gpus or --nodes" 2 "^error: --gpus: required: give --gpus N or --nodes N"
+  configure --model gpt3-350m --hardware a100-80g --global-batch 8)
+cli_test("configure: --gpus excludes --nodes" 2 "^error: --gpus excludes --nodes"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --nodes 1 --global-batch 8)
+cli_test("configure: unknown schedule" 2 "^error: --schedules: unknown schedule \"zb-h3\" [(]known: 1f1b,"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --schedules 1f1b,zb-h3)
+cli_test("configure: unknown recompute" 2 "^error: --recompute: expected none, selective or full"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --recompute some)
+cli_test("configure: unknown model" 2 "^error: --model: unknown model \"gpt5\""
+  configure --model gpt5 --hardware a100-80g --gpus 8 --global-batch 8)
+cli_test("configure: --json and --csv" 2 "^error: --csv: give either --json or --csv"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --json --csv)

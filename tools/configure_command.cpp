@@ -1,0 +1,380 @@
+// recycle configure: how to run a model on a number of GPUs with a global batch, fastest without
+// failures (planner/configure.hpp, docs/configure.md).
+#include <cmath>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "core/error.hpp"
+#include "core/file_io.hpp"
+#include "core/json.hpp"
+#include "core/parse.hpp"
+#include "planner/configure.hpp"
+#include "planner/timing/memory.hpp"
+#include "profiles/shipped.hpp"
+#include "tools/command.hpp"
+#include "tools/progress_bar.hpp"
+
+namespace recycle::tools {
+
+namespace {
+
+struct ConfigureArgs {
+  std::string model;
+  std::string hardware;
+  std::optional<std::int64_t> gpus;
+  std::optional<std::int64_t> nodes;
+  std::int64_t global_batch = 0;
+  std::optional<std::int64_t> sequence;
+  std::string schedules;
+  std::optional<std::int32_t> max_tp;
+  std::string recompute = "none,selective,full";
+  std::string dtype = "bf16";
+  std::string attention = "flash";
+  std::int32_t top = 10;
+  bool json = false;
+  bool csv = false;
+  bool no_prune = false;
+  bool quiet = false;
+  std::string output = "-";
+  std::string write_job;
+};
+
+/// A spec named on the command line: a shipped name, else a file; its JSON as a job file holds it
+/// (the name, or the file's object).
+struct Named {
+  nlohmann::json json;
+};
+
+std::vector<std::string> split_list(const std::string& text, const std::string& flag) {
+  std::vector<std::string> out;
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t comma = text.find(',', at);
+    const std::string item = text.substr(at, comma == std::string::npos ? comma : comma - at);
+    if (item.empty()) throw InputError(flag, "expected a comma list with no empty item");
+    if (std::find(out.begin(), out.end(), item) != out.end()) {
+      throw InputError(flag, "\"" + shown(item) + "\" is listed twice");
+    }
+    out.push_back(item);
+    if (comma == std::string::npos) break;
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool is_shipped(const std::vector<profiles::ShippedSpec>& specs, const std::string& name) {
+  return std::any_of(specs.begin(), specs.end(),
+                     [&](const profiles::ShippedSpec& s) { return s.name == name; });
+}
+
+const char* recompute_name(profiles::Recompute r) {
+  switch (r) {
+    case profiles::Recompute::kNone:
+      return "none";
+    case profiles::Recompute::kSelective:
+      return "selective";
+    case profiles::Recompute::kFull:
+      return "full";
+  }
+  return "none";
+}
+
+nlohmann::ordered_json parallel_json(const profiles::ParallelConfig& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"interleave", p.interleave},
+          {"microbatch_size", p.microbatch_size},
+          {"global_batch", p.global_batch},
+          {"sequence_parallel", p.sequence_parallel},
+          {"recompute", recompute_name(p.recompute)},
+          {"attention", p.flash_attention ? "flash" : "standard"},
+          {"dtype", profiles::to_string(p.dtype)}};
+}
+
+nlohmann::ordered_json row_json(const planner::Configuration& c) {
+  return {{"parallel", parallel_json(c.parallel)},
+          {"distributed_optimizer", c.parallel.distributed_optimizer},
+          {"schedule", c.schedule},
+          {"microbatches", c.parallel.microbatches()},
+          {"iteration_time_s", to_seconds(c.iteration)},
+          {"lower_bound_s", to_seconds(c.lower_bound)},
+          {"samples_per_s", c.samples_per_s},
+          {"mfu", c.mfu},
+          {"peak_memory_per_gpu_bytes", c.peak_per_gpu},
+          {"headroom_per_gpu_bytes", c.memory_per_gpu - c.peak_per_gpu}};
+}
+
+std::string gb(Bytes b) {
+  return fmt::format("{:.1f}", static_cast<double>(b) / 1e9);
+}
+
+std::string table(const planner::ConfigureResult& r, const std::string& title) {
+  std::string out = title + "\n";
+  out += fmt::format(
+      "{:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:>5} {:<9} {:<3} {:<4} {:<11} {:>10} "
+      "{:>10} {:>6} {:>8} {:>8}\n",
+      "rank", "tp", "pp", "dp", "v", "mbs", "m", "recompute", "sp", "dopt", "schedule", "iter s",
+      "samples/s", "MFU %", "peak GB", "free GB");
+  int rank = 0;
+  for (const planner::Configuration& c : r.ranked) {
+    const profiles::ParallelConfig& p = c.parallel;
+    out += fmt::format(
+        "{:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:>5} {:<9} {:<3} {:<4} {:<11} {:>10.4f} {:>10.3f} "
+        "{:>6.1f} {:>8} {:>8}\n",
+        ++rank, p.tp, p.pp, p.dp, p.interleave, p.microbatch_size, p.microbatches(),
+        recompute_name(p.recompute), p.sequence_parallel ? "yes" : "no",
+        p.distributed_optimizer ? "yes" : "no", c.schedule, to_seconds(c.iteration),
+        c.samples_per_s, 100 * c.mfu, gb(c.peak_per_gpu), gb(c.memory_per_gpu - c.peak_per_gpu));
+  }
+  out += fmt::format(
+      "searched {} configurations: timed {}, pruned {} (their lower bound is above "
+      "the {}th time)\n",
+      r.configurations, r.timed, r.pruned, r.ranked.size());
+  for (const planner::Refusal& f : r.refused) {
+    out += fmt::format("refused {}: {}\n", f.count, f.reason);
+  }
+  if (std::any_of(r.ranked.begin(), r.ranked.end(),
+                  [](const planner::Configuration& c) { return c.schedule == "2bw"; })) {
+    out +=
+        "note: 2bw trains on weights one step stale (PipeDream-2BW's update, not synchronous "
+        "SGD); --schedules without it ranks synchronous schedules alone\n";
+  }
+  return out;
+}
+
+std::string csv(const planner::ConfigureResult& r) {
+  std::string out =
+      "rank,tp,pp,dp,interleave,microbatch_size,microbatches,recompute,sequence_parallel,"
+      "distributed_optimizer,schedule,iteration_time_s,samples_per_s,mfu,"
+      "peak_memory_per_gpu_bytes,headroom_per_gpu_bytes\n";
+  int rank = 0;
+  for (const planner::Configuration& c : r.ranked) {
+    const profiles::ParallelConfig& p = c.parallel;
+    out +=
+        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9f},{:.6f},{:.6f},{},{}\n", ++rank, p.tp,
+                    p.pp, p.dp, p.interleave, p.microbatch_size, p.microbatches(),
+                    recompute_name(p.recompute), p.sequence_parallel ? "true" : "false",
+                    p.distributed_optimizer ? "true" : "false", c.schedule, to_seconds(c.iteration),
+                    c.samples_per_s, c.mfu, c.peak_per_gpu, c.memory_per_gpu - c.peak_per_gpu);
+  }
+  return out;
+}
+
+/// Nothing ranked: one error saying why, and what would fit.
+[[noreturn]] void nothing_fits(const planner::ConfigureResult& r, const ConfigureArgs& a,
+                               const planner::ConfigureSpace& space) {
+  const std::int64_t gpus = space.gpus;
+  std::string why;
+  for (const planner::Refusal& f : r.refused)
+    why += fmt::format("{}{} {}", why.empty() ? "" : "; ", f.count, f.reason);
+  if (r.least_shortfall_per_gpu > 0) {
+    // Weights and gradients alone, 2 x 16-bit a parameter with the optimizer state sharded
+    // away, need at least this many GPUs.
+    const double bytes = 4.0 * static_cast<double>(space.model.parameters());
+    const auto least =
+        static_cast<std::int64_t>(std::ceil(bytes / static_cast<double>(space.gpu.memory_bytes)));
+    throw InputError(a.gpus ? "--gpus" : "--nodes",
+                     fmt::format("no configuration of {} GPUs fits: the closest is {} short per "
+                                 "GPU; its weights and gradients alone need at least {} GPUs of "
+                                 "{} ({})",
+                                 gpus, planner::format_gb(r.least_shortfall_per_gpu), least,
+                                 planner::format_gb(space.gpu.memory_bytes), why));
+  }
+  if (r.dp_choices.empty()) {
+    throw InputError(a.gpus ? "--gpus" : "--nodes",
+                     fmt::format("no tp x pp x dp split of {} GPUs suits {} (tp dividing its "
+                                 "heads and at most a node's GPUs, pp at most its {} layers): {}",
+                                 gpus, space.model.name, space.model.layers, why));
+  }
+  std::string dps;
+  for (std::size_t i = 0; i < r.dp_choices.size(); ++i) {
+    dps += fmt::format("{}{}",
+                       i == 0                         ? ""
+                       : i + 1 == r.dp_choices.size() ? " or "
+                                                      : ", ",
+                       r.dp_choices[i]);
+  }
+  throw InputError("--global-batch",
+                   fmt::format("no configuration of {} GPUs runs a global batch of {} ({}): its "
+                               "splits have dp {}; a batch that one of them divides would",
+                               gpus, a.global_batch, why, dps));
+}
+
+int run_configure(const ConfigureArgs& a) {
+  if (a.json && a.csv) throw InputError("--csv", "give either --json or --csv");
+  planner::ConfigureSpace space;
+  Named model;
+  Named hardware;
+  if (is_shipped(profiles::shipped_models(), a.model) || !std::filesystem::exists(a.model)) {
+    space.model = profiles::shipped_model(a.model, "--model");
+    model.json = a.model;
+  } else {
+    model.json = load_json(a.model);
+    space.model = profiles::model_from_json(model.json, a.model);
+  }
+  if (is_shipped(profiles::shipped_hardware(), a.hardware) ||
+      !std::filesystem::exists(a.hardware)) {
+    space.gpu = profiles::shipped_gpu(a.hardware, "--hardware");
+    hardware.json = a.hardware;
+  } else {
+    hardware.json = load_json(a.hardware);
+    space.gpu = profiles::gpu_from_json(hardware.json, a.hardware);
+  }
+  if (a.sequence) {
+    space.model.sequence_length = *a.sequence;
+    if (model.json.is_string()) {
+      for (const auto& s : profiles::shipped_models()) {
+        if (s.name == a.model) model.json = nlohmann::json::parse(s.json);
+      }
+    }
+    model.json["sequence_length"] = *a.sequence;
+  }
+  space.gpus = a.gpus ? *a.gpus : *a.nodes * space.gpu.gpus_per_node;
+  space.global_batch = a.global_batch;
+  if (!a.schedules.empty()) space.schedules = split_list(a.schedules, "--schedules");
+  if (a.max_tp) space.max_tp = *a.max_tp;
+  space.recompute.clear();
+  for (const std::string& r : split_list(a.recompute, "--recompute")) {
+    if (r == "none")
+      space.recompute.push_back(profiles::Recompute::kNone);
+    else if (r == "selective")
+      space.recompute.push_back(profiles::Recompute::kSelective);
+    else if (r == "full")
+      space.recompute.push_back(profiles::Recompute::kFull);
+    else
+      throw InputError("--recompute", "expected none, selective or full, got \"" + shown(r) + "\"");
+  }
+  constexpr profiles::DType kTypes[] = {profiles::DType::kBf16, profiles::DType::kFp16,
+                                        profiles::DType::kTf32, profiles::DType::kFp32};
+  const char* const kTypeNames[] = {"bf16", "fp16", "tf32", "fp32"};
+  bool typed = false;
+  for (std::size_t i = 0; i < 4; ++i) {
+    if (a.dtype == kTypeNames[i]) {
+      space.dtype = kTypes[i];
+      typed = true;
+    }
+  }
+  if (!typed) {
+    throw InputError("--dtype",
+                     "expected bf16, fp16, tf32 or fp32, got \"" + shown(a.dtype) + "\"");
+  }
+  if (a.attention != "flash" && a.attention != "standard") {
+    throw InputError("--attention",
+                     "expected flash or standard, got \"" + shown(a.attention) + "\"");
+  }
+  space.flash_attention = a.attention == "flash";
+  space.top = a.top;
+  space.prune = !a.no_prune;
+  ProgressBar bar("configure", !a.quiet);
+  space.progress = [&bar](double done) { bar(done); };
+  const planner::ConfigureResult result = planner::configure(space);
+  if (result.ranked.empty()) nothing_fits(result, a, space);
+
+  if (!a.write_job.empty()) {
+    const planner::Configuration& best = result.ranked.front();
+    nlohmann::ordered_json job = {
+        {"format", "recycle.job/1"},
+        {"name", fmt::format("{} on {} {} (recycle configure's best)", space.model.name, space.gpus,
+                             space.gpu.name)},
+        {"model", model.json},
+        {"hardware", hardware.json},
+        {"parallel", parallel_json(best.parallel)},
+        {"optimizer", {{"distributed", best.parallel.distributed_optimizer}}},
+        {"schedule", best.schedule}};
+    write_text_file(a.write_job, job.dump(1) + "\n");
+  }
+  const std::string title = fmt::format("{} on {} x {}, global batch {}", space.model.name,
+                                        space.gpus, space.gpu.name, space.global_batch);
+  if (a.json) {
+    nlohmann::ordered_json j = {{"format", "recycle.configure/1"},
+                                {"model", space.model.name},
+                                {"hardware", space.gpu.name},
+                                {"gpus", space.gpus},
+                                {"global_batch", space.global_batch},
+                                {"configurations", result.configurations},
+                                {"timed", result.timed},
+                                {"pruned", result.pruned}};
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (const auto& c : result.ranked) rows.push_back(row_json(c));
+    j["ranked"] = std::move(rows);
+    nlohmann::ordered_json refused = nlohmann::ordered_json::array();
+    for (const auto& f : result.refused)
+      refused.push_back({{"reason", f.reason}, {"count", f.count}});
+    j["refused"] = std::move(refused);
+    write_text_file(a.output, j.dump(2) + "\n");
+  } else if (a.csv) {
+    write_text_file(a.output, csv(result));
+  } else {
+    write_text_file(a.output, table(result, title));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+Command add_configure_command(CLI::App& app) {
+  auto a = std::make_shared<ConfigureArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "configure",
+      "Rank the ways to run a model on a number of GPUs with a global batch, fastest first "
+      "(tp, pp, dp, interleave, micro-batch size, recompute, sequence parallel, distributed "
+      "optimizer, schedule)");
+  sub->add_option("--model", a->model,
+                  "A shipped model's name (gpt3-175b, llama3-70b, ...) or a "
+                  "model JSON file")
+      ->required();
+  sub->add_option("--hardware", a->hardware,
+                  "A shipped GPU's name (a100-80g, h100-80g, ...) or a GPU JSON file")
+      ->required();
+  auto* gpus = sub->add_option("--gpus", a->gpus, "GPUs to run on")->check(CLI::Range(1, 1 << 22));
+  auto* nodes =
+      sub->add_option("--nodes", a->nodes, "Nodes to run on (x the hardware's GPUs per node)")
+          ->check(CLI::Range(1, 1 << 20));
+  gpus->excludes(nodes);
+  sub->add_option("--global-batch", a->global_batch, "Samples per iteration")
+      ->required()
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 40));
+  sub->add_option("--sequence", a->sequence, "Sequence length (default: the model's)")
+      ->check(CLI::Range(1, 1 << 24));
+  sub->add_option("--schedules", a->schedules,
+                  "Comma list of schedules to try (default: 1f1b, interleaved, zb-h1, zb-h2, "
+                  "zb-v, dualpipe-v, 2bw)");
+  sub->add_option("--max-tp", a->max_tp, "Most tensor parallelism (default: the GPUs of a node)")
+      ->check(CLI::Range(1, 1024));
+  sub->add_option("--recompute", a->recompute,
+                  "Comma list of none, selective, full (default: all three)");
+  sub->add_option("--dtype", a->dtype, "bf16 (default), fp16, tf32 or fp32");
+  sub->add_option("--attention", a->attention, "flash (default) or standard");
+  sub->add_option("--top", a->top, "Rows to rank (default 10)")->check(CLI::Range(1, 10000));
+  sub->add_flag("--json", a->json, "Print JSON instead of a table");
+  sub->add_flag("--csv", a->csv, "Print CSV instead of a table");
+  sub->add_flag("--no-prune", a->no_prune,
+                "Time every configuration (slow; the ranking is the same, docs/configure.md)");
+  sub->add_flag("--quiet", a->quiet, "No progress bar");
+  add_output(*sub, "-o,--output", a->output, "Write the table, JSON or CSV to FILE");
+  add_output(*sub, "--write-job", a->write_job,
+             "Write the fastest configuration as a job file (`recycle simulate --job` times it "
+             "alike)");
+  sub->footer(examples({
+      "recycle configure --model gpt3-175b --hardware a100-80g --gpus 1024 --global-batch 1536",
+      "recycle configure --model llama3-70b --hardware h100-80g --nodes 256 --global-batch 1024 "
+      "--top 5 --write-job best.json",
+      "recycle configure --model gpt3-13b --hardware a100-80g --gpus 64 --global-batch 512 "
+      "--schedules 1f1b,zb-h2 --recompute selective --csv -o ranked.csv",
+  }));
+  Command c;
+  c.app = sub;
+  c.run = [a] {
+    if (!a->gpus && !a->nodes) throw InputError("--gpus", "required: give --gpus N or --nodes N");
+    return run_configure(*a);
+  };
+  return c;
+}
+
+}  // namespace recycle::tools

@@ -126,10 +126,26 @@ Nanos lower_bound(const JobModel& jm, const std::string& schedule) {
   return most;
 }
 
-/// Everything a candidate's timing depends on: its schedule, layout and cost model (the network
-/// follows from the hardware, which all candidates share, and tp). Two candidates with one key
-/// time alike (selective recomputation with flash attention changes nothing, for one).
-std::string timing_key(const JobModel& jm, const std::string& schedule) {
+void check_space(const ConfigureSpace& space) {
+  if (space.gpus <= 0) throw InputError("--gpus", "expected a positive number of GPUs");
+  if (space.global_batch <= 0) {
+    throw InputError("--global-batch", "expected a positive number of samples");
+  }
+  if (space.top <= 0) throw InputError("--top", "expected at least 1 row");
+  const auto& known = fault_free_generator_names();
+  for (const std::string& s : space.schedules) {
+    if (std::find(known.begin(), known.end(), s) == known.end()) {
+      std::string list;
+      for (const std::string& k : configure_schedules()) list += (list.empty() ? "" : ", ") + k;
+      throw InputError("--schedules",
+                       "unknown schedule \"" + shown(s) + "\" (known: " + list + ")");
+    }
+  }
+}
+
+}  // namespace
+
+std::string model_key(const JobModel& jm, const std::string& schedule) {
   std::string key = schedule;
   const auto put = [&key](std::int64_t x) {
     key.append(reinterpret_cast<const char*>(&x), sizeof x);
@@ -155,25 +171,6 @@ std::string timing_key(const JobModel& jm, const std::string& schedule) {
   for (const Nanos t : m.compute.optimizer) put(t);
   return key;
 }
-
-void check_space(const ConfigureSpace& space) {
-  if (space.gpus <= 0) throw InputError("--gpus", "expected a positive number of GPUs");
-  if (space.global_batch <= 0) {
-    throw InputError("--global-batch", "expected a positive number of samples");
-  }
-  if (space.top <= 0) throw InputError("--top", "expected at least 1 row");
-  const auto& known = fault_free_generator_names();
-  for (const std::string& s : space.schedules) {
-    if (std::find(known.begin(), known.end(), s) == known.end()) {
-      std::string list;
-      for (const std::string& k : configure_schedules()) list += (list.empty() ? "" : ", ") + k;
-      throw InputError("--schedules",
-                       "unknown schedule \"" + shown(s) + "\" (known: " + list + ")");
-    }
-  }
-}
-
-}  // namespace
 
 const std::vector<std::string>& configure_schedules() {
   static const std::vector<std::string> names = {"1f1b", "interleaved", "zb-h1", "zb-h2",
@@ -237,6 +234,10 @@ ConfigureResult configure(const ConfigureSpace& space) {
       for (const std::int64_t mbs : divisors(space.global_batch / dp, space.max_microbatch_size)) {
         if (space.global_batch / dp / mbs > kMaxMicrobatches) continue;
         for (const std::string& schedule : schedules) {
+          if (pp == 1 && schedule != "1f1b" &&
+              std::find(schedules.begin(), schedules.end(), "1f1b") != schedules.end()) {
+            continue;  // one stage: no pipeline to schedule, 1f1b's configuration again
+          }
           std::vector<std::int32_t> chunks = {1};
           if (schedule == "interleaved") {
             chunks.clear();
@@ -244,10 +245,11 @@ ConfigureResult configure(const ConfigureSpace& space) {
           }
           for (const std::int32_t v : chunks) {
             for (const profiles::Recompute r : space.recompute) {
-              for (const bool sp :
-                   tp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
-                for (const bool sharded :
-                     dp > 1 ? std::vector<bool>{false, true} : std::vector<bool>{false}) {
+              for (const bool sp : tp > 1 ? space.sequence_parallel : std::vector<bool>{false}) {
+                for (const ConfigureSpace::Optimizer optimizer :
+                     dp > 1 ? space.optimizer
+                            : std::vector<ConfigureSpace::Optimizer>{
+                                  ConfigureSpace::Optimizer::kReplicated}) {
                   Candidate c;
                   c.parallel.tp = static_cast<std::int32_t>(tp);
                   c.parallel.pp = static_cast<std::int32_t>(pp);
@@ -257,7 +259,10 @@ ConfigureResult configure(const ConfigureSpace& space) {
                   c.parallel.global_batch = space.global_batch;
                   c.parallel.recompute = r;
                   c.parallel.sequence_parallel = sp;
-                  c.parallel.distributed_optimizer = sharded;
+                  c.parallel.distributed_optimizer =
+                      optimizer != ConfigureSpace::Optimizer::kReplicated;
+                  c.parallel.shard_copies =
+                      optimizer == ConfigureSpace::Optimizer::kShardedReplica ? 2 : 1;
                   c.parallel.dtype = space.dtype;
                   c.parallel.flash_attention = space.flash_attention;
                   c.schedule = schedule;
@@ -297,7 +302,7 @@ ConfigureResult configure(const ConfigureSpace& space) {
       break;
     }
     const JobModel jm = model_of(space, c);
-    const std::string key = timing_key(jm, c.schedule);
+    const std::string key = model_key(jm, c.schedule);
     auto known = timings.find(key);
     if (known == timings.end()) {
       Timing t;

@@ -37,8 +37,13 @@ struct ConfigureSpace {
   std::int32_t max_tp = 0;  ///< 0: the GPUs of a node
   std::vector<profiles::Recompute> recompute = {
       profiles::Recompute::kNone, profiles::Recompute::kSelective, profiles::Recompute::kFull};
-  profiles::DType dtype = profiles::DType::kBf16;  ///< every configuration's data type
-  bool flash_attention = true;                     ///< and attention kernel
+  profiles::DType dtype = profiles::DType::kBf16;       ///< every configuration's data type
+  bool flash_attention = true;                          ///< and attention kernel
+  std::vector<bool> sequence_parallel = {false, true};  ///< tried where tp > 1 (else off)
+  /// The optimizer's state: replicated, sharded (the distributed optimizer, one copy of each
+  /// shard), or sharded with a replica of each shard; the sharded ones tried where dp > 1.
+  enum class Optimizer : std::uint8_t { kReplicated, kSharded, kShardedReplica };
+  std::vector<Optimizer> optimizer = {Optimizer::kReplicated, Optimizer::kSharded};
   std::int64_t max_microbatch_size = 16;
   std::int32_t max_interleave = 8;  ///< chunks a worker the interleaved schedule is tried with
   std::int32_t top = 10;            ///< rows ranked
@@ -78,6 +83,15 @@ struct ConfigureResult {
   /// key/value heads and MLP width, pp at most its layers), whether or not they divide the batch.
   std::vector<std::int64_t> dp_choices;
 };
+
+struct JobModel;
+
+/// Everything a configuration's times and memory depend on: its schedule, layout and cost model
+/// (the network follows from the hardware and tp). Two configurations of one model and GPU with
+/// one key time alike, and so do their re-cuts to other depths (equal per-stage costs and bytes
+/// at one depth are equal per-layer ones): selective recomputation under flash attention stores
+/// and recomputes what none does, for one.
+[[nodiscard]] std::string model_key(const JobModel& model, const std::string& schedule);
 
 /// The schedules `configure` tries by default.
 [[nodiscard]] const std::vector<std::string>& configure_schedules();

@@ -79,6 +79,31 @@ Job job_from_json(const nlohmann::json& json, const std::string& source) {
   return job;
 }
 
+const char* to_string(Recompute recompute) noexcept {
+  switch (recompute) {
+    case Recompute::kNone:
+      return "none";
+    case Recompute::kSelective:
+      return "selective";
+    case Recompute::kFull:
+      return "full";
+  }
+  return "none";
+}
+
+nlohmann::ordered_json parallel_to_json(const ParallelConfig& p) {
+  return {{"tp", p.tp},
+          {"pp", p.pp},
+          {"dp", p.dp},
+          {"interleave", p.interleave},
+          {"microbatch_size", p.microbatch_size},
+          {"global_batch", p.global_batch},
+          {"sequence_parallel", p.sequence_parallel},
+          {"recompute", to_string(p.recompute)},
+          {"attention", p.flash_attention ? "flash" : "standard"},
+          {"dtype", to_string(p.dtype)}};
+}
+
 Job load_job(const std::string& path) {
   return job_from_json(load_json(path), path);
 }

@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include "profiles/gpu_spec.hpp"
 #include "profiles/model_spec.hpp"
@@ -29,6 +29,11 @@ struct Job {
 /// InputError naming `source` and the field for anything missing, mistyped, out of range or
 /// unknown, and for model or hardware names that are not shipped (listing the known ones).
 [[nodiscard]] Job job_from_json(const nlohmann::json& json, const std::string& source);
+/// The job file's "parallel" block for `parallel`, every field written (job_from_json reads it
+/// back to the same configuration).
+[[nodiscard]] nlohmann::ordered_json parallel_to_json(const ParallelConfig& parallel);
+/// "none", "selective" or "full", as job files name them.
+[[nodiscard]] const char* to_string(Recompute recompute) noexcept;
 [[nodiscard]] Job load_job(const std::string& path);
 
 }  // namespace recycle::profiles

@@ -15,9 +15,13 @@
 #include "core/parse.hpp"
 #include "planner/configure.hpp"
 #include "planner/timing/memory.hpp"
+#include "profiles/job.hpp"
 #include "profiles/shipped.hpp"
+#include "sim/replay/configure_failures.hpp"
 #include "tools/command.hpp"
 #include "tools/progress_bar.hpp"
+#include "tools/trace_source.hpp"
+#include "traces/presets.hpp"
 
 namespace recycle::tools {
 
@@ -33,6 +37,8 @@ struct ConfigureArgs {
   std::string schedules;
   std::optional<std::int32_t> max_tp;
   std::string recompute = "none,selective,full";
+  std::string sequence_parallel = "off,on";
+  std::string distributed_optimizer = "off,on";  ///< of off, on, replica
   std::string dtype = "bf16";
   std::string attention = "flash";
   std::int32_t top = 10;
@@ -42,6 +48,17 @@ struct ConfigureArgs {
   bool quiet = false;
   std::string output = "-";
   std::string write_job;
+  // Under failures.
+  TraceSource trace;
+  std::string preset;
+  std::int64_t seeds = 3;
+  std::string days;
+  std::string policy = "all";
+  std::string spares = "0";
+  std::string checkpoint_interval = "auto";
+  std::int32_t candidates = 20;
+  std::size_t threads = 0;
+  std::vector<std::string> failure_flags_given;  ///< of those above, given without a trace
 };
 
 /// A spec named on the command line: a shipped name, else a file; its JSON as a job file holds it
@@ -72,34 +89,10 @@ bool is_shipped(const std::vector<profiles::ShippedSpec>& specs, const std::stri
                      [&](const profiles::ShippedSpec& s) { return s.name == name; });
 }
 
-const char* recompute_name(profiles::Recompute r) {
-  switch (r) {
-    case profiles::Recompute::kNone:
-      return "none";
-    case profiles::Recompute::kSelective:
-      return "selective";
-    case profiles::Recompute::kFull:
-      return "full";
-  }
-  return "none";
-}
-
-nlohmann::ordered_json parallel_json(const profiles::ParallelConfig& p) {
-  return {{"tp", p.tp},
-          {"pp", p.pp},
-          {"dp", p.dp},
-          {"interleave", p.interleave},
-          {"microbatch_size", p.microbatch_size},
-          {"global_batch", p.global_batch},
-          {"sequence_parallel", p.sequence_parallel},
-          {"recompute", recompute_name(p.recompute)},
-          {"attention", p.flash_attention ? "flash" : "standard"},
-          {"dtype", profiles::to_string(p.dtype)}};
-}
-
 nlohmann::ordered_json row_json(const planner::Configuration& c) {
-  return {{"parallel", parallel_json(c.parallel)},
+  return {{"parallel", profiles::parallel_to_json(c.parallel)},
           {"distributed_optimizer", c.parallel.distributed_optimizer},
+          {"lost_shard", c.parallel.shard_copies > 1 ? "replica" : "checkpoint"},
           {"schedule", c.schedule},
           {"microbatches", c.parallel.microbatches()},
           {"iteration_time_s", to_seconds(c.iteration)},
@@ -108,6 +101,11 @@ nlohmann::ordered_json row_json(const planner::Configuration& c) {
           {"mfu", c.mfu},
           {"peak_memory_per_gpu_bytes", c.peak_per_gpu},
           {"headroom_per_gpu_bytes", c.memory_per_gpu - c.peak_per_gpu}};
+}
+
+/// The distributed optimizer column: no, yes (one copy of each shard), rep (with replicas).
+const char* optimizer_text(const profiles::ParallelConfig& p) {
+  return !p.distributed_optimizer ? "no" : p.shard_copies > 1 ? "rep" : "yes";
 }
 
 std::string gb(Bytes b) {
@@ -128,9 +126,9 @@ std::string table(const planner::ConfigureResult& r, const std::string& title) {
         "{:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:>5} {:<9} {:<3} {:<4} {:<11} {:>10.4f} {:>10.3f} "
         "{:>6.1f} {:>8} {:>8}\n",
         ++rank, p.tp, p.pp, p.dp, p.interleave, p.microbatch_size, p.microbatches(),
-        recompute_name(p.recompute), p.sequence_parallel ? "yes" : "no",
-        p.distributed_optimizer ? "yes" : "no", c.schedule, to_seconds(c.iteration),
-        c.samples_per_s, 100 * c.mfu, gb(c.peak_per_gpu), gb(c.memory_per_gpu - c.peak_per_gpu));
+        profiles::to_string(p.recompute), p.sequence_parallel ? "yes" : "no", optimizer_text(p),
+        c.schedule, to_seconds(c.iteration), c.samples_per_s, 100 * c.mfu, gb(c.peak_per_gpu),
+        gb(c.memory_per_gpu - c.peak_per_gpu));
   }
   out += fmt::format(
       "searched {} configurations: timed {}, pruned {} (their lower bound is above "
@@ -151,19 +149,110 @@ std::string table(const planner::ConfigureResult& r, const std::string& title) {
 std::string csv(const planner::ConfigureResult& r) {
   std::string out =
       "rank,tp,pp,dp,interleave,microbatch_size,microbatches,recompute,sequence_parallel,"
-      "distributed_optimizer,schedule,iteration_time_s,samples_per_s,mfu,"
+      "distributed_optimizer,lost_shard,schedule,iteration_time_s,samples_per_s,mfu,"
       "peak_memory_per_gpu_bytes,headroom_per_gpu_bytes\n";
   int rank = 0;
   for (const planner::Configuration& c : r.ranked) {
     const profiles::ParallelConfig& p = c.parallel;
-    out +=
-        fmt::format("{},{},{},{},{},{},{},{},{},{},{},{:.9f},{:.6f},{:.6f},{},{}\n", ++rank, p.tp,
-                    p.pp, p.dp, p.interleave, p.microbatch_size, p.microbatches(),
-                    recompute_name(p.recompute), p.sequence_parallel ? "true" : "false",
-                    p.distributed_optimizer ? "true" : "false", c.schedule, to_seconds(c.iteration),
-                    c.samples_per_s, c.mfu, c.peak_per_gpu, c.memory_per_gpu - c.peak_per_gpu);
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{:.9f},{:.6f},{:.6f},{},{}\n", ++rank, p.tp, p.pp,
+        p.dp, p.interleave, p.microbatch_size, p.microbatches(), profiles::to_string(p.recompute),
+        p.sequence_parallel ? "true" : "false", p.distributed_optimizer ? "true" : "false",
+        p.shard_copies > 1 ? "replica" : "checkpoint", c.schedule, to_seconds(c.iteration),
+        c.samples_per_s, c.mfu, c.peak_per_gpu, c.memory_per_gpu - c.peak_per_gpu);
   }
   return out;
+}
+
+/// "tp 4, pp 16, dp 16, mbs 3, recompute none, sequence parallel, distributed optimizer, 2bw"
+std::string summary(const planner::Configuration& c) {
+  const profiles::ParallelConfig& p = c.parallel;
+  return fmt::format("tp {}, pp {}, dp {}{}, mbs {}, recompute {}{}{}, {}", p.tp, p.pp, p.dp,
+                     p.interleave > 1 ? fmt::format(", {} chunks", p.interleave) : "",
+                     p.microbatch_size, profiles::to_string(p.recompute),
+                     p.sequence_parallel ? ", sequence parallel" : "",
+                     !p.distributed_optimizer ? ""
+                     : p.shard_copies > 1     ? ", distributed optimizer with replicas"
+                                              : ", distributed optimizer",
+                     c.schedule);
+}
+
+std::string failure_table(const std::vector<planner::Configuration>& configs,
+                          const std::vector<sim::FailureRow>& rows, std::size_t top,
+                          const std::string& trace) {
+  std::string out = fmt::format(
+      "under failures ({}; every configuration on the same failures), by samples per second:\n",
+      trace);
+  out += fmt::format(
+      "{:>4} {:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:<9} {:<3} {:<4} {:<11} {:<10} "
+      "{:>6} {:>10} {:>21} {:>8} {:>14}\n",
+      "rank", "ff", "tp", "pp", "dp", "v", "mbs", "recompute", "sp", "dopt", "schedule", "policy",
+      "spares", "samples/s", "seeds' least-most", "goodput", "samples/GPU-h");
+  std::size_t shown = 0;
+  for (const sim::FailureRow& r : rows) {
+    if (shown == top) break;
+    const planner::Configuration& c = configs[r.candidate];
+    const profiles::ParallelConfig& p = c.parallel;
+    if (!r.unfit.empty()) continue;
+    out += fmt::format(
+        "{:>4} {:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:<9} {:<3} {:<4} {:<11} {:<10} "
+        "{:>6} {:>10.3f} {:>10.3f}-{:<10.3f} {:>8.4f} {:>14.1f}\n",
+        ++shown, r.candidate + 1, p.tp, p.pp, p.dp, p.interleave, p.microbatch_size,
+        profiles::to_string(p.recompute), p.sequence_parallel ? "yes" : "no", optimizer_text(p),
+        c.schedule, sim::to_string(r.policy), r.spares, r.samples_per_s, r.slowest, r.fastest,
+        r.goodput, r.samples_per_gpu_hour);
+  }
+  // Whether the best under failures is the fault-free best, and if not what it saves.
+  const auto best = std::find_if(rows.begin(), rows.end(),
+                                 [](const sim::FailureRow& r) { return r.unfit.empty(); });
+  if (best == rows.end()) return out + "no configuration could run under any policy given\n";
+  if (best->candidate == 0) {
+    return out + fmt::format(
+                     "the fault-free best ({}) is also the best under failures, with {} "
+                     "and {} spares\n",
+                     summary(configs[0]), sim::to_string(best->policy), best->spares);
+  }
+  const auto same = std::find_if(rows.begin(), rows.end(), [&](const sim::FailureRow& r) {
+    return r.candidate == 0 && r.policy == best->policy && r.spares == best->spares;
+  });
+  out += fmt::format(
+      "the best under failures is the fault-free rank {} ({}), not the fault-free "
+      "best ({})",
+      best->candidate + 1, summary(configs[best->candidate]), summary(configs[0]));
+  if (same != rows.end() && same->unfit.empty()) {
+    std::size_t cause = 0;
+    double saved = -1;
+    for (std::size_t c = 0; c < sim::kLostCauses; ++c) {
+      const double d = same->lost_s[c] - best->lost_s[c];
+      if (d > saved) {
+        saved = d;
+        cause = c;
+      }
+    }
+    out += fmt::format(
+        ": under {} with {} spares it trains {:.3f} samples/s against {:.3f}, and "
+        "loses {:.1f} hours less to {}",
+        sim::to_string(best->policy), best->spares, best->samples_per_s, same->samples_per_s,
+        saved / 3600, sim::to_string(static_cast<sim::LostCause>(cause)));
+    const auto& a = configs[best->candidate].parallel;
+    const auto& b = configs[0].parallel;
+    const auto redo_or_restart = static_cast<sim::LostCause>(cause) == sim::LostCause::kRedo ||
+                                 static_cast<sim::LostCause>(cause) == sim::LostCause::kRestart;
+    if (redo_or_restart && b.distributed_optimizer && b.shard_copies == 1 &&
+        (!a.distributed_optimizer || a.shard_copies > 1)) {
+      out +=
+          " (the fault-free best shards its optimizer state with one copy, so every failure "
+          "loses a shard and rolls back to the checkpoint; this one keeps a copy of every "
+          "shard's state on a live rank, docs/policies.md)";
+    }
+    if (a.dp > b.dp) {
+      out += fmt::format(
+          " (dp {} against {}: more data-parallel peers per stage share a failed "
+          "worker's work)",
+          a.dp, b.dp);
+    }
+  }
+  return out + "\n";
 }
 
 /// Nothing ranked: one error saying why, and what would fit.
@@ -250,6 +339,30 @@ int run_configure(const ConfigureArgs& a) {
     else
       throw InputError("--recompute", "expected none, selective or full, got \"" + shown(r) + "\"");
   }
+  const auto switches = [](const std::string& text, const std::string& flag) {
+    std::vector<bool> out;
+    for (const std::string& v : split_list(text, flag)) {
+      if (v != "off" && v != "on") {
+        throw InputError(flag, "expected a comma list of off and on, got \"" + shown(v) + "\"");
+      }
+      out.push_back(v == "on");
+    }
+    return out;
+  };
+  space.sequence_parallel = switches(a.sequence_parallel, "--sequence-parallel");
+  space.optimizer.clear();
+  for (const std::string& v : split_list(a.distributed_optimizer, "--distributed-optimizer")) {
+    using O = planner::ConfigureSpace::Optimizer;
+    if (v == "off")
+      space.optimizer.push_back(O::kReplicated);
+    else if (v == "on")
+      space.optimizer.push_back(O::kSharded);
+    else if (v == "replica")
+      space.optimizer.push_back(O::kShardedReplica);
+    else
+      throw InputError("--distributed-optimizer",
+                       "expected a comma list of off, on and replica, got \"" + shown(v) + "\"");
+  }
   constexpr profiles::DType kTypes[] = {profiles::DType::kBf16, profiles::DType::kFp16,
                                         profiles::DType::kTf32, profiles::DType::kFp32};
   const char* const kTypeNames[] = {"bf16", "fp16", "tf32", "fp32"};
@@ -269,14 +382,80 @@ int run_configure(const ConfigureArgs& a) {
                      "expected flash or standard, got \"" + shown(a.attention) + "\"");
   }
   space.flash_attention = a.attention == "flash";
-  space.top = a.top;
+  const bool failures = !a.trace.path.empty() || !a.preset.empty();
+  if (!a.trace.path.empty() && !a.preset.empty()) {
+    throw InputError("--trace", "give either --trace FILE or --trace-preset NAME");
+  }
+  sim::FailureSpace fs;
+  if (failures) {
+    fs.model = model.json;
+    fs.hardware = hardware.json;
+    fs.policies = sim::parse_policies(a.policy, "--policy");
+    fs.spares.clear();
+    for (const std::string& v : split_list(a.spares, "--spares")) {
+      const std::int64_t n = parse_int(v, "--spares");
+      if (n < 0 || n > 100'000) throw InputError("--spares", "expected 0 to 100000 spare nodes");
+      fs.spares.push_back(n);
+    }
+    if (a.checkpoint_interval != "auto") {
+      fs.checkpoint_interval = parse_double(a.checkpoint_interval, "--checkpoint-interval");
+      if (!(*fs.checkpoint_interval > 0) || *fs.checkpoint_interval > 1e9) {
+        throw InputError("--checkpoint-interval", "expected auto or seconds in (0, 1e9]");
+      }
+    }
+    fs.threads = a.threads;
+    if (!a.preset.empty()) {
+      fs.preset = traces::find_generator_preset(a.preset, "--trace-preset").name;
+      if (a.seeds < 1 || a.seeds > 1000) throw InputError("--seeds", "must be 1 to 1000");
+      fs.seeds = a.seeds;
+      fs.days = a.days.empty() ? 30
+                               : traces::read_days(a.days, "--days", traces::kMaxDays,
+                                                   traces::max_days_text());
+    } else {
+      fs.trace = a.trace.load().trace;
+      fs.map = a.trace.mapping(0);  // each configuration's nodes are filled in
+      fs.days = a.days.empty() ? 0
+                               : traces::read_days(a.days, "--days", traces::kMaxDays,
+                                                   traces::max_days_text());
+    }
+  } else {
+    if (!a.failure_flags_given.empty()) {
+      throw InputError(a.failure_flags_given.front(),
+                       "ranks under failures: give --trace FILE or --trace-preset NAME with it");
+    }
+  }
+  space.top = failures ? std::max(a.top, a.candidates) : a.top;
   space.prune = !a.no_prune;
   ProgressBar bar("configure", !a.quiet);
   space.progress = [&bar](double done) { bar(done); };
   const planner::ConfigureResult result = planner::configure(space);
   if (result.ranked.empty()) nothing_fits(result, a, space);
+  std::vector<sim::FailureRow> under;
+  std::vector<planner::Configuration> candidates;
+  std::string trace_name;
+  if (failures) {
+    candidates.assign(result.ranked.begin(),
+                      result.ranked.begin() +
+                          std::min<std::ptrdiff_t>(
+                              a.candidates, static_cast<std::ptrdiff_t>(result.ranked.size())));
+    ProgressBar replays("configure: replays", !a.quiet);
+    fs.progress = [&replays](double done) { replays(done); };
+    under = sim::rank_under_failures(candidates, fs);
+    trace_name = a.preset.empty() ? a.trace.path
+                                  : fmt::format("{} preset, {} seeds of {:g} days", fs.preset,
+                                                fs.seeds, fs.days);
+  }
 
-  if (!a.write_job.empty()) {
+  const auto first_run = std::find_if(under.begin(), under.end(),
+                                      [](const sim::FailureRow& r) { return r.unfit.empty(); });
+  if (!a.write_job.empty() && first_run != under.end()) {
+    nlohmann::json job =
+        sim::configuration_job(candidates[first_run->candidate], fs, first_run->spares);
+    job["name"] =
+        fmt::format("{} on {} {} (recycle configure's best under failures, {})", space.model.name,
+                    space.gpus, space.gpu.name, sim::to_string(first_run->policy));
+    write_text_file(a.write_job, job.dump(1) + "\n");
+  } else if (!a.write_job.empty()) {
     const planner::Configuration& best = result.ranked.front();
     nlohmann::ordered_json job = {
         {"format", "recycle.job/1"},
@@ -284,8 +463,10 @@ int run_configure(const ConfigureArgs& a) {
                              space.gpu.name)},
         {"model", model.json},
         {"hardware", hardware.json},
-        {"parallel", parallel_json(best.parallel)},
-        {"optimizer", {{"distributed", best.parallel.distributed_optimizer}}},
+        {"parallel", profiles::parallel_to_json(best.parallel)},
+        {"optimizer",
+         {{"distributed", best.parallel.distributed_optimizer},
+          {"lost_shard", best.parallel.shard_copies > 1 ? "replica" : "checkpoint"}}},
         {"schedule", best.schedule}};
     write_text_file(a.write_job, job.dump(1) + "\n");
   }
@@ -307,11 +488,34 @@ int run_configure(const ConfigureArgs& a) {
     for (const auto& f : result.refused)
       refused.push_back({{"reason", f.reason}, {"count", f.count}});
     j["refused"] = std::move(refused);
+    if (failures) {
+      nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+      for (const sim::FailureRow& r : under) {
+        nlohmann::ordered_json row = {{"fault_free_rank", r.candidate + 1},
+                                      {"policy", sim::to_string(r.policy)},
+                                      {"spares", r.spares}};
+        if (!r.unfit.empty()) {
+          row["unfit"] = r.unfit;
+        } else {
+          row["samples_per_s"] = r.samples_per_s;
+          row["samples_per_s_least"] = r.slowest;
+          row["samples_per_s_most"] = r.fastest;
+          row["goodput"] = r.goodput;
+          row["samples_per_gpu_hour"] = r.samples_per_gpu_hour;
+        }
+        rows.push_back(std::move(row));
+      }
+      j["under_failures"] = {{"trace", trace_name}, {"rows", std::move(rows)}};
+    }
     write_text_file(a.output, j.dump(2) + "\n");
   } else if (a.csv) {
     write_text_file(a.output, csv(result));
   } else {
-    write_text_file(a.output, table(result, title));
+    std::string text = table(result, title);
+    if (failures) {
+      text += failure_table(candidates, under, static_cast<std::size_t>(a.top), trace_name);
+    }
+    write_text_file(a.output, text);
   }
   return kExitOk;
 }
@@ -349,6 +553,11 @@ Command add_configure_command(CLI::App& app) {
       ->check(CLI::Range(1, 1024));
   sub->add_option("--recompute", a->recompute,
                   "Comma list of none, selective, full (default: all three)");
+  sub->add_option("--sequence-parallel", a->sequence_parallel,
+                  "off, on, or off,on (default: both, where tp > 1)");
+  sub->add_option("--distributed-optimizer", a->distributed_optimizer,
+                  "Comma list of off, on (one copy of each shard) and replica (a copy on the next "
+                  "rank), tried where dp > 1 (default: off,on)");
   sub->add_option("--dtype", a->dtype, "bf16 (default), fp16, tf32 or fp32");
   sub->add_option("--attention", a->attention, "flash (default) or standard");
   sub->add_option("--top", a->top, "Rows to rank (default 10)")->check(CLI::Range(1, 10000));
@@ -357,6 +566,29 @@ Command add_configure_command(CLI::App& app) {
   sub->add_flag("--no-prune", a->no_prune,
                 "Time every configuration (slow; the ranking is the same, docs/configure.md)");
   sub->add_flag("--quiet", a->quiet, "No progress bar");
+  a->trace.add_to(*sub,
+                  "Rank under the failures of this trace (native CSV unless --from says otherwise)",
+                  "How the trace's nodes become each configuration's cluster: wrap, sample or "
+                  "scale (docs/traces.md)");
+  sub->add_option("--trace-preset", a->preset,
+                  "Rank under failures of generated traces: llama3-like, cloud-bad, ... (trace gen "
+                  "--preset)");
+  auto* seeds = sub->add_option("--seeds", a->seeds,
+                                "Traces per configuration with --trace-preset, seeds 1..N "
+                                "(default 3)");
+  sub->add_option("--days", a->days, "Days of failures replayed (default 30 with a preset)");
+  auto* policy = sub->add_option("--policy", a->policy,
+                                 "Policies replayed: recycle, checkpoint, elastic, oobleck, "
+                                 "bamboo, adaptive, a comma list, or all (default)");
+  auto* spares = sub->add_option("--spares", a->spares,
+                                 "Comma list of spare node counts replayed (default 0)");
+  auto* interval = sub->add_option("--checkpoint-interval", a->checkpoint_interval,
+                                   "auto (default: the replay's, from the failure rate) or "
+                                   "seconds of training");
+  auto* candidates = sub->add_option("--candidates", a->candidates,
+                                     "Fastest fault-free configurations replayed (default 20)")
+                         ->check(CLI::Range(1, 1000));
+  sub->add_option("--threads", a->threads, "Replays at once (default: every core)");
   add_output(*sub, "-o,--output", a->output, "Write the table, JSON or CSV to FILE");
   add_output(*sub, "--write-job", a->write_job,
              "Write the fastest configuration as a job file (`recycle simulate --job` times it "
@@ -367,11 +599,16 @@ Command add_configure_command(CLI::App& app) {
       "--top 5 --write-job best.json",
       "recycle configure --model gpt3-13b --hardware a100-80g --gpus 64 --global-batch 512 "
       "--schedules 1f1b,zb-h2 --recompute selective --csv -o ranked.csv",
+      "recycle configure --model gpt3-175b --hardware a100-80g --gpus 1024 --global-batch 1536 "
+      "--trace-preset llama3-like --seeds 3 --policy recycle,checkpoint --spares 0,4",
   }));
   Command c;
   c.app = sub;
-  c.run = [a] {
+  c.run = [a, seeds, policy, spares, interval, candidates] {
     if (!a->gpus && !a->nodes) throw InputError("--gpus", "required: give --gpus N or --nodes N");
+    for (const CLI::Option* o : {seeds, policy, spares, interval, candidates}) {
+      if (o->count() > 0) a->failure_flags_given.push_back(o->get_name());
+    }
     return run_configure(*a);
   };
   return c;

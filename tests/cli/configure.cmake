@@ -29,3 +29,18 @@ cli_test("configure: unknown model" 2 "^error: --model: unknown model \"gpt5\""
   configure --model gpt5 --hardware a100-80g --gpus 8 --global-batch 8)
 cli_test("configure: --json and --csv" 2 "^error: --csv: give either --json or --csv"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --json --csv)
+
+# Under failures: the top configurations replayed on the same generated failures.
+cli_test("configure under failures ranks by samples per second" 0
+  "under failures [(]llama3-like preset, 1 seeds of 5 days[;] every configuration on the same failures[)]"
+  configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --quiet
+  --trace-preset llama3-like --seeds 1 --days 5 --candidates 3 --policy recycle,checkpoint)
+cli_test("configure: --policy without a trace" 2
+  "^error: --policy: ranks under failures: give --trace FILE or --trace-preset NAME with it"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --policy recycle)
+cli_test("configure: --trace and --trace-preset" 2 "^error: --trace: give either --trace FILE or --trace-preset NAME"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --trace-preset llama3-like --trace ${DATA}/job_gpt3_175b.json)
+cli_test("configure: bad --spares" 2 "^error: --spares: "
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --trace-preset llama3-like --spares 0,x)
+cli_test("configure: bad --checkpoint-interval" 2 "^error: --checkpoint-interval: expected auto or seconds"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --trace-preset llama3-like --checkpoint-interval -5)

@@ -219,7 +219,13 @@ ConfigureResult configure(const ConfigureSpace& space) {
   for (const std::int64_t tp : divisors(space.gpus, max_tp)) {
     for (const std::int64_t pp : divisors(space.gpus / tp, kMaxPp)) {
       const std::int64_t dp = space.gpus / tp / pp;
-      if (dp > kMaxDp) continue;
+      if (dp > kMaxDp) {
+        ++result.configurations;
+        refused.add(
+            "more data-parallel pipelines than the planners take (65,536; one per tp x pp "
+            "x dp)");
+        continue;
+      }
       const profiles::ModelSpec& m = space.model;
       if (m.heads % tp == 0 && m.kv_heads % tp == 0 && m.ffn_hidden % tp == 0 && pp <= m.layers &&
           std::find(result.dp_choices.begin(), result.dp_choices.end(), dp) ==
@@ -232,7 +238,13 @@ ConfigureResult configure(const ConfigureSpace& space) {
         continue;
       }
       for (const std::int64_t mbs : divisors(space.global_batch / dp, space.max_microbatch_size)) {
-        if (space.global_batch / dp / mbs > kMaxMicrobatches) continue;
+        if (space.global_batch / dp / mbs > kMaxMicrobatches) {
+          ++result.configurations;
+          refused.add(
+              "more micro-batches a pipeline than the planners take (65,536; one per tp x "
+              "pp x dp x micro-batch size)");
+          continue;
+        }
         for (const std::string& schedule : schedules) {
           if (pp == 1 && schedule != "1f1b" &&
               std::find(schedules.begin(), schedules.end(), "1f1b") != schedules.end()) {

@@ -14,6 +14,7 @@
 #include "core/json.hpp"
 #include "core/parse.hpp"
 #include "planner/configure.hpp"
+#include "planner/language/schedule.hpp"
 #include "planner/timing/memory.hpp"
 #include "profiles/job.hpp"
 #include "profiles/shipped.hpp"
@@ -289,10 +290,30 @@ std::string failure_table(const std::vector<planner::Configuration>& configs,
                                                       : ", ",
                        r.dp_choices[i]);
   }
-  throw InputError("--global-batch",
-                   fmt::format("no configuration of {} GPUs runs a global batch of {} ({}): its "
-                               "splits have dp {}; a batch that one of them divides would",
-                               gpus, a.global_batch, why, dps));
+  const auto refused_for = [&](std::string_view what) {
+    return std::any_of(r.refused.begin(), r.refused.end(), [&](const planner::Refusal& f) {
+      return f.reason.find(what) != std::string::npos;
+    });
+  };
+  if (refused_for("dp does not divide")) {
+    throw InputError("--global-batch",
+                     fmt::format("no configuration of {} GPUs runs a global batch of {} ({}): its "
+                                 "splits have dp {}; a batch that one of them divides would",
+                                 gpus, a.global_batch, why, dps));
+  }
+  if (refused_for("micro-batches a pipeline")) {
+    const std::int64_t most_dp = std::min<std::int64_t>(r.dp_choices.back(), planner::kMaxDp);
+    throw InputError(
+        "--global-batch",
+        fmt::format("no configuration of {} GPUs runs a global batch of {} ({}): at "
+                    "most {} samples would (65,536 micro-batches of {} on dp {})",
+                    gpus, a.global_batch, why,
+                    std::int64_t{planner::kMaxMicrobatches} * space.max_microbatch_size * most_dp,
+                    space.max_microbatch_size, most_dp));
+  }
+  throw InputError("--global-batch", fmt::format("no configuration of {} GPUs runs a global "
+                                                 "batch of {}: {}",
+                                                 gpus, a.global_batch, why));
 }
 
 int run_configure(const ConfigureArgs& a) {

@@ -44,3 +44,6 @@ cli_test("configure: bad --spares" 2 "^error: --spares: "
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --trace-preset llama3-like --spares 0,x)
 cli_test("configure: bad --checkpoint-interval" 2 "^error: --checkpoint-interval: expected auto or seconds"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --trace-preset llama3-like --checkpoint-interval -5)
+cli_test("configure: a batch past the planners' micro-batches says the most that would run" 2
+  "^error: --global-batch: no configuration of 4194304 GPUs runs a global batch of 1099511627776 .*: at most 68719476736 samples would"
+  configure --model gpt3-350m --hardware a100-80g --gpus 4194304 --global-batch 1099511627776 --quiet)

@@ -56,6 +56,12 @@ std::string model_refusal(const InputError& e) {
   if (ends("parallel.tp"))
     return "tp does not divide the model's heads, key/value heads or MLP width";
   if (ends("parallel.pp")) return "more virtual stages than the model has layers";
+  if (e.problem().find("too large to represent") != std::string::npos) {
+    return "too large: over 1e17 bytes or FLOPs per micro-batch and layer";
+  }
+  if (e.problem().find("2^39 bytes") != std::string::npos) {
+    return "too large: a stage over 2^39 bytes of activations a micro-batch or 2^50 of state";
+  }
   if (e.problem().find("in one schedule; the limit is") != std::string::npos) {
     return "more chunks in one schedule than the planners take (planner/language/work_limits.hpp)";
   }

@@ -295,6 +295,14 @@ std::string failure_table(const std::vector<planner::Configuration>& configs,
       return f.reason.find(what) != std::string::npos;
     });
   };
+  if (std::all_of(r.refused.begin(), r.refused.end(), [](const planner::Refusal& f) {
+        return f.reason.starts_with("too large") || f.reason.starts_with("more virtual stages");
+      })) {
+    throw InputError(a.sequence ? "--sequence" : "--model",
+                     fmt::format("no configuration of {} on {} GPUs can be timed: {}; a shorter "
+                                 "sequence or a smaller model would",
+                                 space.model.name, gpus, why));
+  }
   if (refused_for("dp does not divide")) {
     throw InputError("--global-batch",
                      fmt::format("no configuration of {} GPUs runs a global batch of {} ({}): its "

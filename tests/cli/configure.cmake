@@ -47,3 +47,6 @@ cli_test("configure: bad --checkpoint-interval" 2 "^error: --checkpoint-interval
 cli_test("configure: a batch past the planners' micro-batches says the most that would run" 2
   "^error: --global-batch: no configuration of 4194304 GPUs runs a global batch of 1099511627776 .*: at most 68719476736 samples would"
   configure --model gpt3-350m --hardware a100-80g --gpus 4194304 --global-batch 1099511627776 --quiet)
+cli_test("configure: a sequence too long for any configuration names --sequence" 2
+  "^error: --sequence: no configuration of GPT-3 Medium [(]350M[)] on 8 GPUs can be timed: .*too large"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --sequence 16777216 --quiet)

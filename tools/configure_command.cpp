@@ -132,9 +132,9 @@ std::string table(const planner::ConfigureResult& r, const std::string& title) {
         gb(c.memory_per_gpu - c.peak_per_gpu));
   }
   out += fmt::format(
-      "searched {} configurations: timed {}, pruned {} (their lower bound is above "
-      "the {}th time)\n",
-      r.configurations, r.timed, r.pruned, r.ranked.size());
+      "searched {} configurations: timed {}, pruned {}{}\n", r.configurations, r.timed, r.pruned,
+      r.pruned > 0 ? fmt::format(" (their lower bound is above row {}'s time)", r.ranked.size())
+                   : std::string());
   for (const planner::Refusal& f : r.refused) {
     out += fmt::format("refused {}: {}\n", f.count, f.reason);
   }

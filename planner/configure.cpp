@@ -298,11 +298,15 @@ ConfigureResult configure(const ConfigureSpace& space) {
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.bound != b.bound ? a.bound < b.bound : a.index < b.index;
   });
-  std::vector<std::pair<Configuration, std::int64_t>> timed;  // with its index
-  const auto rank_less = [](const std::pair<Configuration, std::int64_t>& a,
-                            const std::pair<Configuration, std::int64_t>& b) {
-    return a.first.iteration != b.first.iteration ? a.first.iteration < b.first.iteration
-                                                  : a.second < b.second;
+  struct Ranked {
+    Configuration row;
+    std::int64_t index = 0;  ///< in the enumeration
+    std::string key;         ///< model_key
+  };
+  std::vector<Ranked> timed;
+  const auto rank_less = [](const Ranked& a, const Ranked& b) {
+    return a.row.iteration != b.row.iteration ? a.row.iteration < b.row.iteration
+                                              : a.index < b.index;
   };
   const auto top = static_cast<std::size_t>(space.top);
   struct Timing {
@@ -315,14 +319,15 @@ ConfigureResult configure(const ConfigureSpace& space) {
     if (space.progress && i % 64 == 0) {
       space.progress(static_cast<double>(i) / static_cast<double>(candidates.size()));
     }
-    if (space.prune && timed.size() >= top && c.bound > timed[top - 1].first.iteration) {
+    if (space.prune && timed.size() >= top && c.bound > timed[top - 1].row.iteration) {
       result.pruned = static_cast<std::int64_t>(candidates.size() - i);
       break;
     }
     const JobModel jm = model_of(space, c);
     const std::string key = model_key(jm, c.schedule);
     auto known = timings.find(key);
-    if (known == timings.end()) {
+    const bool seen = known != timings.end();
+    if (!seen) {
       Timing t;
       try {
         t.period = pipeline_period(jm.model, jm.layout, c.schedule, kSource, jm.layout.pp,
@@ -344,6 +349,14 @@ ConfigureResult configure(const ConfigureSpace& space) {
       refused.add(c.schedule + " deadlocks");
       continue;
     }
+    if (seen) {
+      // The same model as a configuration ranked before it (or dropped as slower): one row.
+      ++result.folded;
+      const auto same =
+          std::find_if(timed.begin(), timed.end(), [&](const Ranked& r) { return r.key == key; });
+      if (same != timed.end()) same->row.alike.push_back(c.parallel);
+      continue;
+    }
     Configuration row;
     row.parallel = jm.job.parallel;
     row.schedule = c.schedule;
@@ -354,11 +367,11 @@ ConfigureResult configure(const ConfigureSpace& space) {
     row.mfu = jm.synthesis.mfu(seconds);
     row.peak_per_gpu = period->peak_bytes / c.parallel.tp;
     row.memory_per_gpu = space.gpu.memory_bytes;
-    timed.emplace_back(std::move(row), c.index);
+    timed.push_back({std::move(row), c.index, key});
     std::sort(timed.begin(), timed.end(), rank_less);
     if (timed.size() > top) timed.pop_back();
   }
-  for (auto& [row, i] : timed) result.ranked.push_back(std::move(row));
+  for (Ranked& r : timed) result.ranked.push_back(std::move(r.row));
   std::sort(result.dp_choices.begin(), result.dp_choices.end());
   result.refused = refused.sorted();
   result.least_shortfall_per_gpu = least_shortfall;

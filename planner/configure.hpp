@@ -10,7 +10,8 @@
 // that stage's gradient all-reduce and optimizer step, which a synchronous schedule runs between
 // one iteration's last W and the next's first F); configurations are timed in the order of their
 // bounds, and the search stops once the next bound exceeds the K-th best time found. A
-// configuration that does not fit one micro-batch next to its state is refused before timing
+// configuration that does not fit one micro-batch next to its state is refused before timing;
+// one whose model is a configuration's already timed is folded into that one's row
 // (docs/configure.md).
 #pragma once
 
@@ -63,6 +64,9 @@ struct Configuration {
   double mfu = 0;            ///< profiles::Synthesis::mfu
   Bytes peak_per_gpu = 0;    ///< its busiest worker's peak over its tp GPUs
   Bytes memory_per_gpu = 0;  ///< the GPU's memory
+  /// Configurations of the same model (model_key) folded into this row: they time and hold
+  /// alike (selective recomputation under flash attention is none's model, for one).
+  std::vector<profiles::ParallelConfig> alike;
 };
 
 /// Why configurations were not ranked, with how many.
@@ -76,7 +80,8 @@ struct ConfigureResult {
   std::int64_t configurations = 0;    ///< in the space
   std::int64_t timed = 0;             ///< simulated
   std::int64_t pruned = 0;            ///< not timed: their bound could not beat the top K
-  std::vector<Refusal> refused;       ///< by reason, largest first
+  std::int64_t folded = 0;  ///< not ranked apart: the same model as a configuration ranked before
+  std::vector<Refusal> refused;  ///< by reason, largest first
   /// Among configurations refused for memory, the smallest shortfall per GPU (0: none refused).
   Bytes least_shortfall_per_gpu = 0;
   /// The data-parallel degrees of the tp x pp x dp splits the model takes (tp dividing its heads,

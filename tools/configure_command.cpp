@@ -91,6 +91,8 @@ bool is_shipped(const std::vector<profiles::ShippedSpec>& specs, const std::stri
 }
 
 nlohmann::ordered_json row_json(const planner::Configuration& c) {
+  nlohmann::ordered_json alike = nlohmann::ordered_json::array();
+  for (const profiles::ParallelConfig& p : c.alike) alike.push_back(profiles::parallel_to_json(p));
   return {{"parallel", profiles::parallel_to_json(c.parallel)},
           {"distributed_optimizer", c.parallel.distributed_optimizer},
           {"lost_shard", c.parallel.shard_copies > 1 ? "replica" : "checkpoint"},
@@ -101,7 +103,21 @@ nlohmann::ordered_json row_json(const planner::Configuration& c) {
           {"samples_per_s", c.samples_per_s},
           {"mfu", c.mfu},
           {"peak_memory_per_gpu_bytes", c.peak_per_gpu},
-          {"headroom_per_gpu_bytes", c.memory_per_gpu - c.peak_per_gpu}};
+          {"headroom_per_gpu_bytes", c.memory_per_gpu - c.peak_per_gpu},
+          {"alike", alike}};
+}
+
+/// The recomputation column: the row's, and "+sel" and the like for configurations folded into
+/// it that differ only in theirs.
+std::string recompute_text(const planner::Configuration& c) {
+  std::string out = profiles::to_string(c.parallel.recompute);
+  for (const profiles::ParallelConfig& p : c.alike) {
+    if (p.recompute == c.parallel.recompute) continue;
+    const std::string name =
+        p.recompute == profiles::Recompute::kSelective ? "sel" : profiles::to_string(p.recompute);
+    if (out.find(name) == std::string::npos) out += "+" + name;
+  }
+  return out;
 }
 
 /// The distributed optimizer column: no, yes (one copy of each shard), rep (with replicas).
@@ -127,12 +143,13 @@ std::string table(const planner::ConfigureResult& r, const std::string& title) {
         "{:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:>5} {:<9} {:<3} {:<4} {:<11} {:>10.4f} {:>10.3f} "
         "{:>6.1f} {:>8} {:>8}\n",
         ++rank, p.tp, p.pp, p.dp, p.interleave, p.microbatch_size, p.microbatches(),
-        profiles::to_string(p.recompute), p.sequence_parallel ? "yes" : "no", optimizer_text(p),
-        c.schedule, to_seconds(c.iteration), c.samples_per_s, 100 * c.mfu, gb(c.peak_per_gpu),
+        recompute_text(c), p.sequence_parallel ? "yes" : "no", optimizer_text(p), c.schedule,
+        to_seconds(c.iteration), c.samples_per_s, 100 * c.mfu, gb(c.peak_per_gpu),
         gb(c.memory_per_gpu - c.peak_per_gpu));
   }
   out += fmt::format(
-      "searched {} configurations: timed {}, pruned {}{}\n", r.configurations, r.timed, r.pruned,
+      "searched {} configurations: timed {}, folded {}, pruned {}{}\n", r.configurations, r.timed,
+      r.folded, r.pruned,
       r.pruned > 0 ? fmt::format(" (their lower bound is above row {}'s time)", r.ranked.size())
                    : std::string());
   for (const planner::Refusal& f : r.refused) {
@@ -199,9 +216,9 @@ std::string failure_table(const std::vector<planner::Configuration>& configs,
         "{:>4} {:>4} {:>3} {:>3} {:>5} {:>2} {:>4} {:<9} {:<3} {:<4} {:<11} {:<10} "
         "{:>6} {:>10.3f} {:>10.3f}-{:<10.3f} {:>8.4f} {:>14.1f}\n",
         ++shown, r.candidate + 1, p.tp, p.pp, p.dp, p.interleave, p.microbatch_size,
-        profiles::to_string(p.recompute), p.sequence_parallel ? "yes" : "no", optimizer_text(p),
-        c.schedule, sim::to_string(r.policy), r.spares, r.samples_per_s, r.slowest, r.fastest,
-        r.goodput, r.samples_per_gpu_hour);
+        recompute_text(c), p.sequence_parallel ? "yes" : "no", optimizer_text(p), c.schedule,
+        sim::to_string(r.policy), r.spares, r.samples_per_s, r.slowest, r.fastest, r.goodput,
+        r.samples_per_gpu_hour);
   }
   // Whether the best under failures is the fault-free best, and if not what it saves.
   const auto best = std::find_if(rows.begin(), rows.end(),
@@ -509,6 +526,7 @@ int run_configure(const ConfigureArgs& a) {
                                 {"global_batch", space.global_batch},
                                 {"configurations", result.configurations},
                                 {"timed", result.timed},
+                                {"folded", result.folded},
                                 {"pruned", result.pruned}};
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
     for (const auto& c : result.ranked) rows.push_back(row_json(c));

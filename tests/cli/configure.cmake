@@ -2,7 +2,7 @@
 # in tests/sim/configure_test.cpp; here: what the command prints, that its winner is a job file
 # `simulate --job` times alike, and that every mistake is one `error:` line with exit 2.
 cli_test("configure ranks and says what it searched" 0
-  "searched [0-9]+ configurations: timed [0-9]+, pruned [0-9]+"
+  "searched [0-9]+ configurations: timed [0-9]+, folded [0-9]+, pruned [0-9]+"
   configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --quiet)
 cli_test("configure --csv" 0 "^rank,tp,pp,dp,interleave,microbatch_size,microbatches,recompute,"
   configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --csv --top 2)

@@ -182,6 +182,39 @@ std::string csv(const planner::ConfigureResult& r) {
   return out;
 }
 
+/// `text` as one CSV cell: in quotes, its quotes doubled.
+std::string csv_quoted(const std::string& text) {
+  std::string out = "\"";
+  for (const char ch : text) out += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+  return out + "\"";
+}
+
+/// The rows under failures as CSV: every configuration x policy x spares, best first; a policy
+/// that cannot run a configuration has its reason in `unfit` and empty figures.
+std::string failure_csv(const std::vector<planner::Configuration>& configs,
+                        const std::vector<sim::FailureRow>& rows) {
+  std::string out =
+      "rank,fault_free_rank,tp,pp,dp,interleave,microbatch_size,recompute,sequence_parallel,"
+      "distributed_optimizer,lost_shard,schedule,policy,spares,samples_per_s,"
+      "samples_per_s_least,samples_per_s_most,goodput,samples_per_gpu_hour,unfit\n";
+  int rank = 0;
+  for (const sim::FailureRow& r : rows) {
+    const planner::Configuration& c = configs[r.candidate];
+    const profiles::ParallelConfig& p = c.parallel;
+    const bool runs = r.unfit.empty();
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", ++rank, r.candidate + 1,
+        p.tp, p.pp, p.dp, p.interleave, p.microbatch_size, recompute_text(c),
+        p.sequence_parallel ? "true" : "false", p.distributed_optimizer ? "true" : "false",
+        p.shard_copies > 1 ? "replica" : "checkpoint", c.schedule, sim::to_string(r.policy),
+        r.spares, runs ? fmt::format("{:.6f}", r.samples_per_s) : "",
+        runs ? fmt::format("{:.6f}", r.slowest) : "", runs ? fmt::format("{:.6f}", r.fastest) : "",
+        runs ? fmt::format("{:.6f}", r.goodput) : "",
+        runs ? fmt::format("{:.3f}", r.samples_per_gpu_hour) : "", runs ? "" : csv_quoted(r.unfit));
+  }
+  return out;
+}
+
 /// "tp 4, pp 16, dp 16, mbs 3, recompute none, sequence parallel, distributed optimizer, 2bw"
 std::string summary(const planner::Configuration& c) {
   const profiles::ParallelConfig& p = c.parallel;
@@ -556,7 +589,7 @@ int run_configure(const ConfigureArgs& a) {
     }
     write_text_file(a.output, j.dump(2) + "\n");
   } else if (a.csv) {
-    write_text_file(a.output, csv(result));
+    write_text_file(a.output, failures ? failure_csv(candidates, under) : csv(result));
   } else {
     std::string text = table(result, title);
     if (failures) {

@@ -50,3 +50,7 @@ cli_test("configure: a batch past the planners' micro-batches says the most that
 cli_test("configure: a sequence too long for any configuration names --sequence" 2
   "^error: --sequence: no configuration of GPT-3 Medium [(]350M[)] on 8 GPUs can be timed: .*too large"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --sequence 16777216 --quiet)
+cli_test("configure --csv under failures gives the replayed rows" 0
+  "^rank,fault_free_rank,tp,pp,dp,.*,policy,spares,samples_per_s,.* ## 1,1,"
+  configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --quiet
+  --trace-preset llama3-like --seeds 1 --days 5 --candidates 2 --policy recycle --csv)

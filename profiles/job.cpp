@@ -104,6 +104,18 @@ nlohmann::ordered_json parallel_to_json(const ParallelConfig& p) {
           {"dtype", to_string(p.dtype)}};
 }
 
+nlohmann::ordered_json job_to_json(const nlohmann::json& model, const nlohmann::json& hardware,
+                                   const ParallelConfig& parallel, const std::string& schedule) {
+  return {{"format", "recycle.job/1"},
+          {"model", model},
+          {"hardware", hardware},
+          {"parallel", parallel_to_json(parallel)},
+          {"optimizer",
+           {{"distributed", parallel.distributed_optimizer},
+            {"lost_shard", parallel.shard_copies > 1 ? "replica" : "checkpoint"}}},
+          {"schedule", schedule}};
+}
+
 Job load_job(const std::string& path) {
   return job_from_json(load_json(path), path);
 }

@@ -32,6 +32,13 @@ struct Job {
 /// The job file's "parallel" block for `parallel`, every field written (job_from_json reads it
 /// back to the same configuration).
 [[nodiscard]] nlohmann::ordered_json parallel_to_json(const ParallelConfig& parallel);
+/// The job file of `parallel` and `schedule` for `model` on `hardware`, each as a job file holds
+/// it (a shipped name or a spec), without the resilience blocks (their defaults): the parallel and
+/// optimizer blocks job_from_json reads back to the same configuration.
+[[nodiscard]] nlohmann::ordered_json job_to_json(const nlohmann::json& model,
+                                                 const nlohmann::json& hardware,
+                                                 const ParallelConfig& parallel,
+                                                 const std::string& schedule);
 /// "none", "selective" or "full", as job files name them.
 [[nodiscard]] const char* to_string(Recompute recompute) noexcept;
 [[nodiscard]] Job load_job(const std::string& path);

@@ -409,14 +409,19 @@ int run_configure(const ConfigureArgs& a) {
   if (a.max_tp) space.max_tp = *a.max_tp;
   space.recompute.clear();
   for (const std::string& r : split_list(a.recompute, "--recompute")) {
-    if (r == "none")
-      space.recompute.push_back(profiles::Recompute::kNone);
-    else if (r == "selective")
-      space.recompute.push_back(profiles::Recompute::kSelective);
-    else if (r == "full")
-      space.recompute.push_back(profiles::Recompute::kFull);
-    else
+    // The names job files use (profiles::to_string), one definition.
+    bool known = false;
+    for (const profiles::Recompute mode :
+         {profiles::Recompute::kNone, profiles::Recompute::kSelective,
+          profiles::Recompute::kFull}) {
+      if (r == profiles::to_string(mode)) {
+        space.recompute.push_back(mode);
+        known = true;
+      }
+    }
+    if (!known) {
       throw InputError("--recompute", "expected none, selective or full, got \"" + shown(r) + "\"");
+    }
   }
   const auto switches = [](const std::string& text, const std::string& flag) {
     std::vector<bool> out;
@@ -442,13 +447,11 @@ int run_configure(const ConfigureArgs& a) {
       throw InputError("--distributed-optimizer",
                        "expected a comma list of off, on and replica, got \"" + shown(v) + "\"");
   }
-  constexpr profiles::DType kTypes[] = {profiles::DType::kBf16, profiles::DType::kFp16,
-                                        profiles::DType::kTf32, profiles::DType::kFp32};
-  const char* const kTypeNames[] = {"bf16", "fp16", "tf32", "fp32"};
   bool typed = false;
-  for (std::size_t i = 0; i < 4; ++i) {
-    if (a.dtype == kTypeNames[i]) {
-      space.dtype = kTypes[i];
+  for (const profiles::DType type : {profiles::DType::kBf16, profiles::DType::kFp16,
+                                     profiles::DType::kTf32, profiles::DType::kFp32}) {
+    if (a.dtype == profiles::to_string(type)) {  // the names job files use
+      space.dtype = type;
       typed = true;
     }
   }
@@ -528,7 +531,7 @@ int run_configure(const ConfigureArgs& a) {
   const auto first_run = std::find_if(under.begin(), under.end(),
                                       [](const sim::FailureRow& r) { return r.unfit.empty(); });
   if (!a.write_job.empty() && first_run != under.end()) {
-    nlohmann::json job =
+    nlohmann::ordered_json job =
         sim::configuration_job(candidates[first_run->candidate], fs, first_run->spares);
     job["name"] =
         fmt::format("{} on {} {} (recycle configure's best under failures, {})", space.model.name,
@@ -536,17 +539,10 @@ int run_configure(const ConfigureArgs& a) {
     write_text_file(a.write_job, job.dump(1) + "\n");
   } else if (!a.write_job.empty()) {
     const planner::Configuration& best = result.ranked.front();
-    nlohmann::ordered_json job = {
-        {"format", "recycle.job/1"},
-        {"name", fmt::format("{} on {} {} (recycle configure's best)", space.model.name, space.gpus,
-                             space.gpu.name)},
-        {"model", model.json},
-        {"hardware", hardware.json},
-        {"parallel", profiles::parallel_to_json(best.parallel)},
-        {"optimizer",
-         {{"distributed", best.parallel.distributed_optimizer},
-          {"lost_shard", best.parallel.shard_copies > 1 ? "replica" : "checkpoint"}}},
-        {"schedule", best.schedule}};
+    nlohmann::ordered_json job =
+        profiles::job_to_json(model.json, hardware.json, best.parallel, best.schedule);
+    job["name"] = fmt::format("{} on {} {} (recycle configure's best)", space.model.name,
+                              space.gpus, space.gpu.name);
     write_text_file(a.write_job, job.dump(1) + "\n");
   }
   const std::string title = fmt::format("{} on {} x {}, global batch {}", space.model.name,

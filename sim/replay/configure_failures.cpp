@@ -17,19 +17,11 @@
 
 namespace recycle::sim {
 
-nlohmann::json configuration_job(const planner::Configuration& c, const FailureSpace& space,
-                                 std::int64_t spares) {
-  nlohmann::json job = {
-      {"format", "recycle.job/1"},
-      {"model", space.model},
-      {"hardware", space.hardware},
-      {"parallel", profiles::parallel_to_json(c.parallel)},
-      {"optimizer",
-       {{"distributed", c.parallel.distributed_optimizer},
-        {"lost_shard", c.parallel.shard_copies > 1 ? "replica" : "checkpoint"}}},
-      {"schedule", c.schedule},
-      {"cluster", {{"spares", spares}}},
-  };
+nlohmann::ordered_json configuration_job(const planner::Configuration& c, const FailureSpace& space,
+                                         std::int64_t spares) {
+  nlohmann::ordered_json job =
+      profiles::job_to_json(space.model, space.hardware, c.parallel, c.schedule);
+  job["cluster"] = {{"spares", spares}};
   if (space.checkpoint_interval) {
     job["checkpoint"] = {{"interval_s", *space.checkpoint_interval}};
   } else {
@@ -49,8 +41,9 @@ std::vector<FailureRow> rank_under_failures(
   {
     std::vector<std::string> keys;
     for (std::size_t ci = 0; ci < configurations.size(); ++ci) {
-      profiles::Job job = profiles::job_from_json(configuration_job(configurations[ci], space, 0),
-                                                  "configuration " + std::to_string(ci + 1));
+      profiles::Job job =
+          profiles::job_from_json(nlohmann::json(configuration_job(configurations[ci], space, 0)),
+                                  "configuration " + std::to_string(ci + 1));
       const std::string key =
           planner::model_key(planner::job_model(job), configurations[ci].schedule);
       const auto it = std::find(keys.begin(), keys.end(), key);
@@ -71,8 +64,8 @@ std::vector<FailureRow> rank_under_failures(
         const std::int64_t spares = space.spares[(t % per_config) / seeds];
         const auto seed = static_cast<std::uint64_t>(t % seeds + 1);
         const std::string source = fmt::format("configuration {} with {} spares", ci + 1, spares);
-        const profiles::Job job =
-            profiles::job_from_json(configuration_job(configurations[ci], space, spares), source);
+        const profiles::Job job = profiles::job_from_json(
+            nlohmann::json(configuration_job(configurations[ci], space, spares)), source);
         const planner::JobModel model = planner::job_model(job);
         const std::int64_t nodes = job.resilience.cluster.nodes;
         ReplayOptions options;

@@ -63,9 +63,10 @@ struct FailureRow {
 [[nodiscard]] std::vector<FailureRow> rank_under_failures(
     const std::vector<planner::Configuration>& configurations, const FailureSpace& space);
 
-/// The job file of a configuration with `spares` spare nodes and the checkpoint interval of
-/// `space` (what `--write-job` writes and each replay reads).
-[[nodiscard]] nlohmann::json configuration_job(const planner::Configuration& c,
-                                               const FailureSpace& space, std::int64_t spares);
+/// The job file of a configuration (profiles::job_to_json) with `spares` spare nodes and the
+/// checkpoint interval of `space` (what `--write-job` writes and each replay reads).
+[[nodiscard]] nlohmann::ordered_json configuration_job(const planner::Configuration& c,
+                                                       const FailureSpace& space,
+                                                       std::int64_t spares);
 
 }  // namespace recycle::sim

@@ -126,3 +126,32 @@ TEST_CASE("a name holding control bytes is quoted on one line") {
   CHECK(error_of(R"({"model": "gpt\nx", "hardware": "a100-80g", "parallel": {"global_batch": 8}})")
             .starts_with("job.json: model: unknown model \"gpt\\x0Ax\" (known: "));
 }
+
+TEST_CASE("job_to_json reads back to the same configuration and schedule") {
+  recycle::profiles::ParallelConfig p;
+  p.tp = 4;
+  p.pp = 8;
+  p.dp = 16;
+  p.interleave = 3;
+  p.microbatch_size = 2;
+  p.global_batch = 768;
+  p.sequence_parallel = true;
+  p.recompute = recycle::profiles::Recompute::kSelective;
+  p.flash_attention = false;
+  p.dtype = recycle::profiles::DType::kFp16;
+  p.distributed_optimizer = true;
+  p.shard_copies = 2;
+  const auto json = recycle::profiles::job_to_json("gpt3-175b", "a100-80g", p, "interleaved");
+  const auto job = recycle::profiles::job_from_json(nlohmann::json(json), "job.json");
+  const auto& q = job.parallel;
+  CHECK(job.schedule == "interleaved");
+  CHECK(job.model.name == "GPT-3 175B");
+  CHECK((q.tp == 4 && q.pp == 8 && q.dp == 16 && q.interleave == 3));
+  CHECK((q.microbatch_size == 2 && q.global_batch == 768));
+  CHECK(q.sequence_parallel);
+  CHECK(q.recompute == recycle::profiles::Recompute::kSelective);
+  CHECK_FALSE(q.flash_attention);
+  CHECK(q.dtype == recycle::profiles::DType::kFp16);
+  CHECK(q.distributed_optimizer);
+  CHECK(q.shard_copies == 2);
+}

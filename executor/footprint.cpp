@@ -30,14 +30,15 @@ std::string shape_flags(const StageShape& shape) {
              : "--width x --layers-per-stage x --microbatch-size";
 }
 
-void require_bytes(double bytes, const StageShape& shape, std::int64_t workers) {
-  if (bytes <= static_cast<double>(kMaxRunBytes)) return;
+void require_bytes(double bytes, const StageShape& shape, std::int64_t workers,
+                   std::int64_t max_bytes = kMaxRunBytes) {
+  if (bytes <= static_cast<double>(max_bytes)) return;
   throw InputError(shape_flags(shape),
                    fmt::format("{} a stage and micro-batches of {} rows on {} worker{} need about "
                                "{:.3g} GiB (parameters, gradients, snapshots and held "
                                "activations); the limit is {} GiB",
                                describe_layers(shape), shape.rows(), workers,
-                               workers == 1 ? "" : "s", bytes / (1 << 30), kMaxRunBytes >> 30));
+                               workers == 1 ? "" : "s", bytes / (1 << 30), max_bytes >> 30));
 }
 
 void require_flops(double flops, double max_flops, const std::string& flags,
@@ -83,7 +84,7 @@ void require_shape(const StageShape& shape) {
 }
 
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
-                      std::int32_t iterations, double max_flops) {
+                      std::int32_t iterations, double max_flops, std::int64_t max_bytes) {
   require_shape(shape);
   const auto workers = std::ssize(schedule.workers);
   if (workers > kMaxWorkers) {
@@ -94,7 +95,8 @@ void require_run_fits(const planner::Schedule& schedule, const StageShape& shape
   // Per iteration and micro-batch of every pipeline: whether it was processed and its loss.
   const double records =
       static_cast<double>(iterations) * schedule.layout.dp * schedule.layout.microbatches * 16;
-  require_bytes(static_cast<double>(run_bytes(schedule, shape)) + records, shape, workers);
+  require_bytes(static_cast<double>(run_bytes(schedule, shape)) + records, shape, workers,
+                max_bytes);
   const planner::Layout& l = schedule.layout;
   require_flops(static_cast<double>(iterations) * l.dp * l.pp * l.microbatches * chunk_flops(shape),
                 max_flops, "--iterations x " + shape_flags(shape),

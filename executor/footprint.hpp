@@ -11,8 +11,13 @@ namespace recycle::executor {
 
 /// Most live workers a run takes: each is two threads (its own and its heartbeat's).
 inline constexpr std::int64_t kMaxWorkers = 1'024;
-/// Most memory a run may need, in bytes: 16 GiB.
+/// Most memory a run may need, in bytes: 16 GiB of the host's on the cpu backend, and for timing
+/// one stage or an all-reduce.
 inline constexpr std::int64_t kMaxRunBytes = std::int64_t{16} << 30;
+/// The same on the cuda backend, whose runs keep their tensors on the GPUs: 1 TiB, past any node's
+/// GPUs together; each GPU's own share is checked against its free memory before a run starts
+/// (executor/cuda/cuda_backend.cpp).
+inline constexpr std::int64_t kMaxGpuRunBytes = std::int64_t{1} << 40;
 /// Most arithmetic a run, or the timing of one stage, may do, in floating-point operations: a few
 /// minutes of the cores of a small machine on the cpu backend (1e13), of one GPU in fp32 without
 /// tensor cores on the cuda backend (1e16: 150 s at 67 TFLOP/s, an H100's fp32 peak).
@@ -34,11 +39,13 @@ inline constexpr std::int64_t kMaxRows = std::int64_t{1} << 24;
 void require_shape(const StageShape& shape);
 
 /// Refuses a run of more than kMaxWorkers workers (InputError naming --dp x --pp), of more than
-/// kMaxRunBytes (naming the workload's flags: run_bytes plus the per-iteration records) or of more
-/// than `max_flops` (the backend's kMaxCpuFlops or kMaxGpuFlops; naming --iterations too), with
-/// the estimate and the limit. Each backend calls it before anything runs.
+/// `max_bytes` (the backend's kMaxRunBytes or kMaxGpuRunBytes; naming the workload's flags:
+/// run_bytes plus the per-iteration records) or of more than `max_flops` (the backend's
+/// kMaxCpuFlops or kMaxGpuFlops; naming --iterations too), with the estimate and the limit. Each
+/// backend calls it before anything runs.
 void require_run_fits(const planner::Schedule& schedule, const StageShape& shape,
-                      std::int32_t iterations, double max_flops);
+                      std::int32_t iterations, double max_flops,
+                      std::int64_t max_bytes = kMaxRunBytes);
 /// The timed rounds of a measurement (stage_timer.hpp's time_stage) of at least `repetitions` of
 /// each operation, `in_flight` micro-batches a round: ceil(repetitions / in_flight), after one
 /// warm-up round.

@@ -27,10 +27,11 @@ struct Successor {
 class SharedCores {
  public:
   SharedCores(const ExecutionGraph& graph, const std::vector<std::int32_t>& core_of,
-              std::int32_t iterations)
+              std::int32_t iterations, const std::vector<double>& throughput)
       : graph_(graph),
         n_(static_cast<std::size_t>(graph.nodes())),
         core_of_(core_of),
+        throughput_(throughput),
         iterations_(iterations),
         successors_(n_),
         waiting_(n_ * static_cast<std::size_t>(iterations)),
@@ -62,11 +63,11 @@ class SharedCores {
     std::size_t done = 0;
     double now = 0;
     while (!arrivals_.empty() || !running_.empty()) {
-      // Each running action progresses at 1 / (actions running on its core): the next event is
-      // an arrival or the first end among the running actions.
+      // Each running action progresses at its core's rate(): the next event is an arrival or
+      // the first end among the running actions.
       double first_end = -1;
       for (const Running& r : running_) {
-        const double end = now + r.left * static_cast<double>(sharing(r.core));
+        const double end = now + r.left / rate(r.core);
         first_end = first_end < 0 ? end : std::min(first_end, end);
       }
       if (!arrivals_.empty() && (running_.empty() || arrivals_.top().first <= first_end)) {
@@ -133,7 +134,16 @@ class SharedCores {
   }
   [[noreturn]] static void refuse_clock_shared() { planner::refuse_clock("schedule"); }
 
-  [[nodiscard]] std::int32_t sharing(std::int32_t core) const { return on_core_.at(core); }
+  /// The speed of each action running on `core`, relative to its speed alone: throughput(n) / n
+  /// with n actions on it.
+  [[nodiscard]] double rate(std::int32_t core) const {
+    const std::int32_t n = on_core_.at(core);
+    const double total =
+        throughput_.empty()
+            ? 1.0
+            : throughput_[std::min(static_cast<std::size_t>(n), throughput_.size()) - 1];
+    return total / static_cast<double>(n);
+  }
 
   /// Unrolled node `u` starts `work` ns of work on `core` (an all-reduce: one share per taker).
   void start(std::size_t u, Nanos work, std::int32_t core) {
@@ -144,7 +154,7 @@ class SharedCores {
 
   /// `elapsed` ns pass: each running action gets its share of its core.
   void serve(double elapsed) {
-    for (Running& r : running_) r.left -= elapsed / static_cast<double>(sharing(r.core));
+    for (Running& r : running_) r.left -= elapsed * rate(r.core);
   }
 
   void finish_node(std::size_t u, double at, std::vector<double>& ends) {
@@ -172,6 +182,7 @@ class SharedCores {
   const ExecutionGraph& graph_;
   std::size_t n_;
   std::vector<std::int32_t> core_of_;
+  std::vector<double> throughput_;
   std::map<std::int32_t, std::int32_t> on_core_;  ///< core -> actions running on it
   /// Per all-reduce node: the cores of the workers taking part (one share on each).
   std::map<std::int32_t, std::vector<std::int32_t>> takers_;
@@ -192,14 +203,16 @@ class SharedCores {
 std::optional<std::vector<Nanos>> shared_core_iteration_ends(
     const planner::Schedule& schedule, const planner::CostModel& model,
     const planner::GraphOptions& options, const std::vector<std::int32_t>& core_of,
-    std::int32_t iterations) {
+    std::int32_t iterations, const std::vector<double>& throughput) {
   RECYCLE_ASSERT(core_of.size() == schedule.workers.size() && iterations >= 1,
                  "shared cores need a core per worker and an iteration");
+  RECYCLE_ASSERT(std::all_of(throughput.begin(), throughput.end(), [](double x) { return x > 0; }),
+                 "a shared unit's throughput is positive");
   const planner::Schedule lowered =
       schedule.is_lowered() ? schedule : planner::lower(schedule, model);
   const ExecutionGraph graph = planner::timed_graph(lowered, model, options);
   if (!graph.ordered()) return std::nullopt;
-  return SharedCores(graph, core_of, iterations).run();
+  return SharedCores(graph, core_of, iterations, throughput).run();
 }
 
 }  // namespace recycle::sim

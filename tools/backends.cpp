@@ -1,6 +1,7 @@
 #include "tools/backends.hpp"
 
 #include <algorithm>
+#include <map>
 
 #include "core/error.hpp"
 #include "core/parallel.hpp"
@@ -9,6 +10,7 @@
 #include "executor/placement.hpp"
 #if RECYCLE_HAVE_CUDA
 #include "executor/cuda/cuda_backend.hpp"
+#include "executor/cuda/gpu_sharing.hpp"
 #endif
 #if RECYCLE_HAVE_MPI
 #include "executor/mpi/processes.hpp"
@@ -32,9 +34,10 @@ Backend parse_backend(const std::string& text) {
 
 void require_run_fits(Backend backend, const planner::Schedule& schedule,
                       const executor::StageShape& shape, std::int32_t iterations) {
-  executor::require_run_fits(
-      schedule, shape, iterations,
-      backend == Backend::kCuda ? executor::kMaxGpuFlops : executor::kMaxCpuFlops);
+  const bool cuda = backend == Backend::kCuda;
+  executor::require_run_fits(schedule, shape, iterations,
+                             cuda ? executor::kMaxGpuFlops : executor::kMaxCpuFlops,
+                             cuda ? executor::kMaxGpuRunBytes : executor::kMaxRunBytes);
 }
 
 Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
@@ -75,6 +78,20 @@ Sharing sharing_for(Backend backend, const planner::Schedule& schedule) {
     s.unit_of.push_back(static_cast<std::int32_t>(i % s.units));
   if (s.shared) s.pin_cpus = usable_cpus();
   return s;
+}
+
+std::vector<double> measure_sharing(Backend backend, const executor::StageShape& shape,
+                                    const Sharing& placed, std::int32_t rounds) {
+  if (backend != Backend::kCuda || !placed.shared || placed.unit != "GPU") return {};
+  std::map<std::int32_t, std::int32_t> on;  // workers by unit
+  std::int32_t most = 1;
+  for (const std::int32_t u : placed.unit_of) most = std::max(most, ++on[u]);
+#if RECYCLE_HAVE_CUDA
+  return executor::cuda::measure_gpu_sharing(shape, 0, std::min(most, 8), std::max(1, rounds));
+#else
+  static_cast<void>(shape);
+  return {};
+#endif
 }
 
 profiles::Profile per_stage(profiles::Profile measured, std::int32_t chunks) {

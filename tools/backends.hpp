@@ -30,7 +30,7 @@ struct Sharing {
 };
 
 /// Refuses a run of `schedule` the backend would refuse (executor::require_run_fits with the
-/// backend's arithmetic limit), before anything is timed.
+/// backend's arithmetic and memory limits), before anything is timed.
 void require_run_fits(Backend backend, const planner::Schedule& schedule,
                       const executor::StageShape& shape, std::int32_t iterations);
 
@@ -47,6 +47,14 @@ void require_run_fits(Backend backend, const planner::Schedule& schedule,
                                                 std::int32_t repetitions,
                                                 std::int32_t in_flight = 1,
                                                 const Sharing& placed = {});
+
+/// How much more work one GPU does with n of a run's workers computing on it at once than with one
+/// (executor::cuda::measure_gpu_sharing, n = 1..min(most workers on one unit, 8); the last entry
+/// holds past it): the `throughput` of sim/shared_cores.hpp. Empty unless `placed` puts workers
+/// of the cuda backend on a shared GPU.
+[[nodiscard]] std::vector<double> measure_sharing(Backend backend,
+                                                  const executor::StageShape& shape,
+                                                  const Sharing& placed, std::int32_t rounds);
 
 /// The profile of stages that each run `chunks` model chunks of the measured shape (interleaved
 /// and V-shaped schedules: every chunk of `measured`'s size): each stage's times, activations,

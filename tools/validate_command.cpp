@@ -195,7 +195,8 @@ std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::
 
 void print_text(const ValidateOptions& o, const profiles::Profile& measured, std::int32_t in_flight,
                 const planner::Costs& costs, const std::vector<Segment>& segments,
-                const RunResult& run, const Sharing& sharing, std::optional<double> difference) {
+                const RunResult& run, const Sharing& sharing, const std::vector<double>& throughput,
+                std::optional<double> difference) {
   const planner::Layout& layout = segments.front().lowered.layout;
   std::printf(
       "%s on the %s backend: PP %d, DP %d, %d micro-batches of %d x %d, %s per stage, "
@@ -204,10 +205,13 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
       o.run.shape.rows(), o.run.shape.width, executor::describe_layers(o.run.shape).c_str(),
       segments.front().lowered.workers.size(), o.run.iterations);
   if (sharing.shared && sharing.unit == "GPU") {
+    std::string rates;
+    for (const double r : throughput) rates += fmt::format(" {:.3f}", r);
     std::printf(
         "%zu live workers share one GPU, each on its own stream, and the prediction shares the "
-        "GPU among its running actions (docs/validation.md)\n",
-        segments.front().lowered.workers.size());
+        "GPU among its running actions (docs/validation.md); its throughput with 1, 2, ... "
+        "actions at once, measured:%s\n",
+        segments.front().lowered.workers.size(), rates.c_str());
   } else if (sharing.shared) {
     std::printf(
         "%zu live workers share %zu cores: worker i of the list runs on core i %% %zu, and the "
@@ -307,7 +311,8 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
 }
 
 nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& segments,
-                       const RunResult& run, bool shared, std::optional<double> difference) {
+                       const RunResult& run, bool shared, const std::vector<double>& throughput,
+                       std::optional<double> difference) {
   const auto number = [](std::optional<double> x) {
     return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
   };
@@ -330,6 +335,7 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
   j["error_pct"] = number(error(last));
   j["predicted_from_run_costs_s"] = number(last.predicted_from_run_s);
   j["error_from_run_costs_pct"] = number(error_from_run(last));
+  if (!throughput.empty()) j["gpu_sharing_throughput"] = throughput;
   if (difference) {
     j["max_relative_weight_difference"] = *difference;
     j["equivalence_reference"] =
@@ -428,6 +434,9 @@ int run_validate(ValidateOptions o) {
   // iterations, as measured.
   const Sharing sharing = sharing_for(backend, lowered);
   const bool shared = sharing.shared;
+  // Workers on one GPU: how much more it does with several computing at once, measured.
+  const std::vector<double> throughput =
+      measure_sharing(backend, o.run.shape, sharing, std::max(1, o.repetitions / 2));
   o.run.pin_cpus = sharing.pin_cpus;
   // Worker i of the first schedule stays on its unit after a kill too.
   const auto core_of = [&](const planner::Schedule& plan) {
@@ -451,8 +460,8 @@ int run_validate(ValidateOptions o) {
     planner::GraphOptions graph;
     graph.network = planner::Network::kDirect;
     graph.staggered_optimizer = plan.staggered_optimizer;
-    const auto ends =
-        sim::shared_core_iteration_ends(plan, with, graph, core_of(plan), o.run.iterations);
+    const auto ends = sim::shared_core_iteration_ends(plan, with, graph, core_of(plan),
+                                                      o.run.iterations, throughput);
     if (!ends) return std::nullopt;
     return static_cast<double>(ends->back() - ends->front()) * 1e-9 / (o.run.iterations - 1);
   };
@@ -499,9 +508,9 @@ int run_validate(ValidateOptions o) {
   }
   if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, measured_chrome_trace(lowered, run));
   if (o.json) {
-    std::printf("%s\n", to_json(o, segments, run, shared, difference).dump(2).c_str());
+    std::printf("%s\n", to_json(o, segments, run, shared, throughput, difference).dump(2).c_str());
   } else {
-    print_text(o, measured, in_flight, costs, segments, run, sharing, difference);
+    print_text(o, measured, in_flight, costs, segments, run, sharing, throughput, difference);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }

@@ -420,7 +420,7 @@ GpuPlacement place(const planner::Schedule& schedule, const std::optional<Proces
 
 RunResult run_on_cuda(const planner::Schedule& schedule, const RunConfig& config, Peers* peers) {
   const auto checks = [&](const planner::Schedule& plan, const GpuPlacement& placement) {
-    require_run_fits(plan, config.shape, config.iterations, kMaxGpuFlops);
+    require_run_fits(plan, config.shape, config.iterations, kMaxGpuFlops, kMaxGpuRunBytes);
     require_gpu_memory(plan, config.shape, placement);
   };
   if (peers == nullptr) {

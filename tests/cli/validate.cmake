@@ -148,11 +148,12 @@ cli_test("profile measure --job: the job gives the shape" 2 "error: --width excl
 cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
   profile measure --pp 0)
 # tools/validate-gpu.sh on the cpu backend at small sizes (BACKEND=cpu): a dry run of the script
-# itself, every case of both workloads, both kills and both jobs, so that the first session with a
-# GPU does not meet its first error there. 16 rows with a figure for the error, 2 equivalence
-# lines within tolerance, 2 jobs' profiles.
-cli_shell_test("tools/validate-gpu.sh runs to its report (BACKEND=cpu, small sizes)" 0 "wrote .*vg.md ## rows 16 equivalent 2 jobs 2"
-  "BACKEND=cpu MPIRUN= RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
+# itself, every case of the three workloads, the three kills and both jobs, so that the first
+# session with a GPU does not meet its first error there. 15 rows (5 cases, 3 workloads) with a
+# figure for the error, 3 of them ReCycle's with its weights against the fault-free run, 3 kills'
+# equivalence lines within tolerance, 2 jobs' profiles.
+cli_shell_test("tools/validate-gpu.sh runs to its report (BACKEND=cpu, small sizes)" 0 "wrote .*vg.md ## rows 15 weights 3 equivalent 3 jobs 2"
+  "BACKEND=cpu MPIRUN= RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' LSIZE='--block llama --width 16 --heads 2 --kv-heads 1 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|] [^|]* [|]$' ${OUT}/vg.md) weights $(grep -cE '[|] [0-9.]+e-[0-9]+ [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
 
 # Hostile inputs found by a sweep: each refused before anything is timed, naming its flag.
 # 16 x 64 = 1024 live workers, past the threads OpenBLAS lets call it at once (MAX_THREADS, 64 in

@@ -39,6 +39,23 @@ TEST_CASE("a transformer I's temporaries: the probabilities' gradient, the heads
   CHECK(transient_floats(shape) == 64 + 8 * 24);
 }
 
+TEST_CASE("the memory limits: validate-gpu.sh's transformer set fits a GPU run and not the cpu's") {
+  // 2 GPT blocks of width 1024, 16 heads, 4 sequences of 1024 tokens a micro-batch, on 1F1B over
+  // 4 stages: each block keeps its 16 x 1024^2 attention probabilities of each of 4 sequences,
+  // 256 MiB a block and micro-batch, held for up to 4 micro-batches on stage 0: 2 GiB there
+  // alone, past 16 GiB over the 4 workers with the rest of each block's activations, and far
+  // below the cuda backend's bound (each GPU's share is then checked against its free memory).
+  StageShape t{1024, 2, 4};
+  t.block = Block::kTransformer;
+  t.sequence = 1024;
+  t.heads = 16;
+  const planner::Schedule pp4 = one_f_one_b(4, 8);
+  CHECK(run_bytes(pp4, t) > kMaxRunBytes);
+  CHECK(run_bytes(pp4, t) < kMaxGpuRunBytes / 10);
+  CHECK_THROWS_AS(require_run_fits(pp4, t, 10, kMaxGpuFlops), InputError);
+  CHECK_NOTHROW(require_run_fits(pp4, t, 10, kMaxGpuFlops, kMaxGpuRunBytes));
+}
+
 TEST_CASE("the arithmetic limits: validate-gpu.sh's sets fit a GPU's and not the cpu's") {
   // Dense: 4 layers of width 4096 on 512 rows, 6 x 512 x 4096^2 x 4 = 2.06e11 per micro-batch's
   // F, I and W; 1F1B over 4 stages, 8 micro-batches, 10 iterations: 320 of them, 6.6e13.

@@ -16,7 +16,10 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "executor/cuda/cuda_backend.hpp"
@@ -57,7 +60,14 @@ std::vector<StageShape> shapes() {
 void check_close(const std::vector<float>& gpu, const std::vector<float>& cpu, const char* what) {
   REQUIRE(gpu.size() == cpu.size());
   const double diff = max_relative_difference(gpu, cpu);
-  INFO(what << ": max relative difference " << diff);
+  double largest = 0, absolute = 0;  // the reference's largest magnitude, the largest difference
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    largest = std::max(largest, std::abs(static_cast<double>(cpu[i])));
+    absolute = std::max(absolute, std::abs(static_cast<double>(gpu[i]) - cpu[i]));
+  }
+  INFO(std::string(what) << ": max relative difference " << diff << " (largest difference "
+                         << absolute << ", largest magnitude " << largest << ", " << cpu.size()
+                         << " values)");
   CHECK(diff < kBound);
 }
 

@@ -32,14 +32,14 @@ planner::Schedule fault_free(const std::string& name, const Layout& layout, cons
 
 /// Worker w of the list on core w % cores.
 std::vector<Nanos> ends(const planner::Schedule& s, const CostModel& m, std::int32_t cores,
-                        std::int32_t iterations) {
+                        std::int32_t iterations, const std::vector<double>& throughput = {}) {
   planner::GraphOptions options;
   options.network = planner::Network::kDirect;
   options.staggered_optimizer = s.staggered_optimizer;
   std::vector<std::int32_t> core_of;
   for (std::size_t w = 0; w < s.workers.size(); ++w)
     core_of.push_back(static_cast<std::int32_t>(w) % cores);
-  const auto got = sim::shared_core_iteration_ends(s, m, options, core_of, iterations);
+  const auto got = sim::shared_core_iteration_ends(s, m, options, core_of, iterations, throughput);
   REQUIRE(got.has_value());
   return *got;
 }
@@ -122,4 +122,26 @@ TEST_CASE("shared cores: an all-reduce is a share of work on each taker's core")
   // One core: both workers' compute at half speed (12 ns), then both shares of the all-reduce
   // on the same core (8 ns): 20 per iteration, not the 16 of an all-reduce taking no core.
   CHECK(ends(s, m, 1, 3) == std::vector<Nanos>{20, 40, 60});
+}
+
+TEST_CASE("shared cores: a unit whose throughput grows with the actions on it (a shared GPU)") {
+  // PP 1, DP 2 on one unit, each worker F0 B0 F1 B1 = 6 ns of work (F = I = W = 1 ns, no
+  // all-reduce time). With 1.5 times the throughput when two run, each runs at 1.5 / 2 = 0.75 of
+  // its speed alone: both finish their 6 ns of work together, after 6 / 0.75 = 8 ns.
+  const Layout two{2, 1, 2, 1};
+  const CostModel m = uniform(two, 1, 1, 1);
+  const planner::Schedule s = fault_free("1f1b", two, m);
+  CHECK(ends(s, m, 1, 3, {1.0, 1.5}) == std::vector<Nanos>{8, 16, 24});
+  // Past the list's end its last entry holds: three workers at 1.5 / 3 = 0.5 each, 12 ns.
+  const Layout three{3, 1, 2, 1};
+  const CostModel m3 = uniform(three, 1, 1, 1);
+  CHECK(ends(fault_free("1f1b", three, m3), m3, 1, 2, {1.0, 1.5}) == std::vector<Nanos>{12, 24});
+  // GPipe, PP 2, M 2 on one unit (F = 3, B = I + W = 5 + 2 fused; each stage F0 F1 B0 B1), at
+  // 1.2 / 2 = 0.6 each while two run. By hand:
+  //   0-3 s0.F0 alone; 3-8 s0.F1 with s1.F0 (3 ns of work in 5); 8-11 s1.F1; 11-18 s1.B0;
+  //   18-29.67 s0.B0 with s1.B1 (7 in 7 / 0.6); 29.67-36.67 s0.B1 alone:
+  // 36.67 ns per iteration (37, then 73.33 -> 73 rounded), where even sharing takes all 40.
+  const Layout gp{1, 2, 2, 1};
+  const CostModel mg = uniform(gp, 3, 5, 2);
+  CHECK(ends(fault_free("gpipe", gp, mg), mg, 1, 2, {1.0, 1.2}) == std::vector<Nanos>{37, 73});
 }

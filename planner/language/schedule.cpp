@@ -42,11 +42,15 @@ RouteTable::RouteTable(const Schedule& schedule) : layout_(schedule.layout) {
   for (std::int32_t owner = 0; owner < layout_.dp; ++owner) {
     std::fill_n(dp_.begin() + static_cast<std::ptrdiff_t>(owner * per_owner), per_owner, owner);
   }
+  routed_.assign(static_cast<std::size_t>(layout_.dp) * static_cast<std::size_t>(layout_.pp), 0);
   for (const Route& r : schedule.routes) {
     const bool in_range = r.owner >= 0 && r.owner < layout_.dp && r.stage >= 0 &&
                           r.stage < layout_.pp && r.microbatch >= 0 &&
                           r.microbatch < layout_.microbatches;
-    if (in_range) dp_[index(r.owner, r.stage, r.microbatch)] = r.dp;
+    if (!in_range) continue;
+    dp_[index(r.owner, r.stage, r.microbatch)] = r.dp;
+    routed_[static_cast<std::size_t>(r.owner) * static_cast<std::size_t>(layout_.pp) +
+            static_cast<std::size_t>(r.stage)] = 1;
   }
 }
 

@@ -155,6 +155,21 @@ cli_test("profile measure: --pp out of range" 2 "error: .*--pp"
 cli_shell_test("tools/validate-gpu.sh runs to its report (BACKEND=cpu, small sizes)" 0 "wrote .*vg.md ## rows 15 weights 3 equivalent 3 jobs 2"
   "BACKEND=cpu MPIRUN= RUNS=1 SIZE='--width 32 --microbatch-size 4 --layers-per-stage 1' TSIZE='--block transformer --width 16 --heads 2 --sequence 8 --microbatch-size 2 --layers-per-stage 1' LSIZE='--block llama --width 16 --heads 2 --kv-heads 1 --sequence 8 --microbatch-size 2 --layers-per-stage 1' JOBS='${DATA}/job_tiny_gpt.json ${DATA}/job_tiny_gpt_tp2.json' RECYCLE=${P} ${CMAKE_SOURCE_DIR}/tools/validate-gpu.sh ${OUT}/vg.md && echo rows $(grep -cE '%.*[|] (80|160) [|] [^|]* [|]$' ${OUT}/vg.md) weights $(grep -cE '[|] [0-9.]+e-[0-9]+ [|]$' ${OUT}/vg.md) equivalent $(grep -c 'within 1e-5' ${OUT}/vg.md) jobs $(grep -c '^profile: ' ${OUT}/vg.md)")
 
+# tools/gpu/build-and-validate.sh on a machine without a GPU (NVIDIA_SMI names none, so that the
+# test also holds on a machine with one): one error line, exit 2, nothing written; without the
+# packages of tools/gpu/prepare.sh it says to run that first.
+cli_shell_test("tools/gpu/build-and-validate.sh stops at once where no GPU is visible" 2
+  "^error: tools/gpu/build-and-validate.sh: no NVIDIA GPU visible \\(/nonexistent/nvidia-smi not found\\)"
+  "NVIDIA_SMI=/nonexistent/nvidia-smi ${CMAKE_SOURCE_DIR}/tools/gpu/build-and-validate.sh ${OUT}/gpu-never; rc=$?; if test -e ${OUT}/gpu-never; then echo written; exit 1; fi; exit $rc")
+cli_shell_test("tools/gpu/build-and-validate.sh: no packages, no build" 2
+  "^error: tools/gpu/build-and-validate.sh: /nonexistent: no packages \\(run tools/gpu/prepare.sh on the CPU machine first\\)"
+  "DEPS=/nonexistent ${CMAKE_SOURCE_DIR}/tools/gpu/build-and-validate.sh --build-only")
+if(TARGET recycle-cuda-info)
+  cli_shell_test("recycle-cuda-info: an unknown argument" 2
+    "^error: recycle-cuda-info: unknown argument '--bogus' \\(usage: recycle-cuda-info \\[--bandwidth\\]\\)"
+    "$<TARGET_FILE:recycle-cuda-info> --bogus")
+endif()
+
 # Hostile inputs found by a sweep: each refused before anything is timed, naming its flag.
 # 16 x 64 = 1024 live workers, past the threads OpenBLAS lets call it at once (MAX_THREADS, 64 in
 # Debian's build): beyond its buffers OpenBLAS corrupts memory.

@@ -15,8 +15,8 @@
 #
 # Environment: DEPS (the packages, default .gpu-deps), PREFIX (where they are unpacked, default
 # /tmp/recycle-deps), BUILD (default build-gpu), DEADLINE (seconds from the start after which the
-# remaining steps are skipped, default 420), RUNS (runs of each case, default 2) and the variables
-# of tools/validate-gpu.sh. Stops at once, with one error line and exit 2, when no NVIDIA GPU is
+# remaining steps are skipped, default 420), RUNS (runs of each case, default 2), NVIDIA_SMI (the
+# nvidia-smi asked for the GPUs, default nvidia-smi) and the variables of tools/validate-gpu.sh. Stops at once, with one error line and exit 2, when no NVIDIA GPU is
 # visible or the packages are missing; every later step has a time limit, so nothing hangs.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -35,10 +35,11 @@ fail() {
   exit 2
 }
 
+smi=${NVIDIA_SMI:-nvidia-smi}
 if ((!build_only)); then
-  command -v nvidia-smi > /dev/null || fail "no NVIDIA GPU visible (nvidia-smi not found)"
-  gpus=$(timeout 30 nvidia-smi -L 2> /dev/null | grep -c '^GPU ') || true
-  ((gpus > 0)) || fail "no NVIDIA GPU visible (nvidia-smi -L lists none)"
+  command -v "$smi" > /dev/null || fail "no NVIDIA GPU visible ($smi not found)"
+  gpus=$(timeout 30 "$smi" -L 2> /dev/null | grep -c '^GPU ') || true
+  ((gpus > 0)) || fail "no NVIDIA GPU visible ($smi -L lists none)"
 fi
 compgen -G "$deps/*.deb" > /dev/null || fail "$deps: no packages (run tools/gpu/prepare.sh on the CPU machine first)"
 command -v nvcc > /dev/null || export PATH=/usr/local/cuda/bin:$PATH
@@ -131,7 +132,7 @@ if ((build_only)); then
 fi
 
 {
-  timeout 30 nvidia-smi
+  timeout 30 "$smi"
   "$build/executor/cuda/recycle-cuda-info" --bandwidth
 } > "$out/info.txt" 2>&1
 echo "== info: $(grep -c . "$out/info.txt") lines"
@@ -139,7 +140,7 @@ cat "$out/info.txt"
 step checks 180 sh -c "'$build/tests/recycle_cuda_checks' > '$out/checks.txt' 2>&1"
 tail -n 5 "$out/checks.txt"
 
-gpu_name=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+gpu_name=$("$smi" --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
 hardware=h100-80g
 if [[ $gpu_name == *H200* ]]; then hardware=h200; fi
 json=$(mktemp -d)

@@ -12,7 +12,7 @@ packages=(
   libopenblas-dev
   libopenmpi-dev openmpi-bin
   clang-format
-  python3
+  python3 python3-matplotlib
 )
 
 missing=()

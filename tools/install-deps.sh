@@ -12,7 +12,7 @@ packages=(
   libopenblas-dev
   libopenmpi-dev openmpi-bin
   clang-format
-  python3 python3-matplotlib
+  python3 python3-matplotlib python3-pandas python3-nbclient python3-nbformat python3-ipykernel
 )
 
 missing=()

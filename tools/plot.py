@@ -261,7 +261,7 @@ def gantt(args, plt):
     ax.set_xlabel(f"time ({unit})")
     ax.set_ylabel("worker")
     ax.set_title(args.title or "Schedule: compute actions per worker")
-    ax.legend(title="action", loc="upper right", fontsize=8)
+    ax.legend(title="action", loc="upper left", bbox_to_anchor=(1.005, 1), fontsize=8)
     return fig
 
 

@@ -1,0 +1,11 @@
+# The notebooks (notebooks/*.ipynb), executed top to bottom by the Python that has Debian's
+# Jupyter packages (tools/install-deps.sh), on this build's recycle; a cell that raises fails the
+# test and names itself.
+file(GLOB RECYCLE_NOTEBOOKS ${CMAKE_SOURCE_DIR}/notebooks/*.ipynb)
+foreach(notebook ${RECYCLE_NOTEBOOKS})
+  get_filename_component(name ${notebook} NAME)
+  add_test(NAME "notebooks: ${name} runs top to bottom"
+           COMMAND ${RECYCLE_PYTHON3} ${CMAKE_SOURCE_DIR}/notebooks/run.py ${notebook})
+  set_tests_properties("notebooks: ${name} runs top to bottom" PROPERTIES
+                       ENVIRONMENT "RECYCLE=$<TARGET_FILE:recycle>")
+endforeach()

@@ -19,7 +19,8 @@ import subprocess
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+# ../shared beside the repository (public traces), or $RECYCLE_SHARED.
+SHARED = os.environ.get("RECYCLE_SHARED", os.path.join(os.path.dirname(ROOT), "shared"))
 
 
 class RecycleError(RuntimeError):

@@ -9,3 +9,9 @@ foreach(notebook ${RECYCLE_NOTEBOOKS})
   set_tests_properties("notebooks: ${name} runs top to bottom" PROPERTIES
                        ENVIRONMENT "RECYCLE=$<TARGET_FILE:recycle>")
 endforeach()
+# Without ../shared the trace notebook replays the shipped trace instead of failing.
+add_test(NAME "notebooks: trace_replay.ipynb falls back to the shipped trace without ../shared"
+         COMMAND ${RECYCLE_PYTHON3} ${CMAKE_SOURCE_DIR}/notebooks/run.py
+                 ${CMAKE_SOURCE_DIR}/notebooks/trace_replay.ipynb)
+set_tests_properties("notebooks: trace_replay.ipynb falls back to the shipped trace without ../shared"
+                     PROPERTIES ENVIRONMENT "RECYCLE=$<TARGET_FILE:recycle>;RECYCLE_SHARED=/nonexistent")

@@ -11,7 +11,7 @@ packages=(
   coinor-libcbc-dev coinor-libcgl-dev coinor-libosi-dev coinor-libclp-dev coinor-libcoinutils-dev
   libopenblas-dev
   libopenmpi-dev openmpi-bin
-  clang-format
+  clang-format librsvg2-bin
   python3 python3-matplotlib python3-pandas python3-nbclient python3-nbformat python3-ipykernel
 )
 

@@ -1,0 +1,21 @@
+# Outputs in the tools users have: every Chrome trace follows the Trace Event Format that the
+# Perfetto UI reads (trace_event_check.py), every SVG renders with rsvg-convert and carries its
+# title, axis labels and legend, and every CSV loads in pandas with its documented column types
+# (csv_types_check.py; docs/traces.md, docs/policies.md, docs/cli.md, docs/configure.md).
+set(TRACE_CHECK "${RECYCLE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/trace_event_check.py")
+set(CSV_CHECK "${RECYCLE_PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/csv_types_check.py")
+
+cli_shell_test("outputs: simulate's Chrome traces follow the Trace Event Format" 0
+  "trace ok M=[0-9]+ X=[0-9]+ ## trace ok M=[0-9]+ X=[0-9]+"
+  "${P} simulate --schedule recycle --pp 4 --dp 2 --microbatches 8 --fail 1:2 --costs 1,1,1 --chrome-trace ${OUT}/out_sim.json > /dev/null && ${TRACE_CHECK} ${OUT}/out_sim.json && ${P} simulate --job ${CMAKE_SOURCE_DIR}/profiles/jobs/gpt3-175b-a100-1024.json --trace-iteration 2 --chrome-trace ${OUT}/out_job.json > /dev/null && ${TRACE_CHECK} ${OUT}/out_job.json")
+cli_shell_test("outputs: validate's measured Chrome trace with a kill follows the Trace Event Format" 0
+  "trace ok M=[0-9]+ X=[0-9]+ i=3"
+  "${P} validate --schedule 1f1b --pp 2 --dp 2 --microbatches 4 --kill 1:1@1.5 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3 --chrome-trace ${OUT}/out_validate.json > /dev/null && ${TRACE_CHECK} ${OUT}/out_validate.json")
+cli_shell_test("outputs: replay --svg and simulate --svg render with rsvg-convert, titled, labelled, with legends" 0
+  "png [0-9]+x[0-9]+ ok ## svg ok ## png [0-9]+x[0-9]+ ok ## svg ok"
+  "${P} replay --job ${CMAKE_SOURCE_DIR}/profiles/jobs/gpt3-175b-a100-1024.json --trace ${CMAKE_SOURCE_DIR}/traces/data/llama3-like.csv --map scale --days 5 --svg ${OUT}/out_replay.svg > /dev/null && rsvg-convert ${OUT}/out_replay.svg -o ${OUT}/out_replay.png && ${PLOT_CHECK} png ${OUT}/out_replay.png 400 200 && ${PLOT_CHECK} svg ${OUT}/out_replay.svg 'GPT-3 175B on 1,024 A100-80GB' 'days (hourly bins)' 'samples / s' recycle checkpoint elastic oobleck bamboo adaptive && ${P} simulate --schedule recycle --pp 4 --dp 2 --microbatches 8 --fail 1:2 --costs 1,1,1 --svg ${OUT}/out_gantt.svg > /dev/null && rsvg-convert ${OUT}/out_gantt.svg -o ${OUT}/out_gantt.png && ${PLOT_CHECK} png ${OUT}/out_gantt.png 400 200 && ${PLOT_CHECK} svg ${OUT}/out_gantt.svg 'recycle: dp 2 x pp 4' 'F forward' 'I input grad' 'W weight grad' re-routed")
+cli_shell_test("outputs: tools/plot.py's SVGs render with rsvg-convert" 0 "png [0-9]+x[0-9]+ ok"
+  "${P} degradation --pp 4 --dp 4 --microbatches 8 --costs 1,1,1 --json > ${OUT}/out_d.json && ${PLOT} degradation ${OUT}/out_d.json -o ${OUT}/out_d.svg && rsvg-convert ${OUT}/out_d.svg -o ${OUT}/out_d.png && ${PLOT_CHECK} png ${OUT}/out_d.png 800 300")
+cli_shell_test("outputs: the CSVs load in pandas with their documented column types" 0
+  "csv ok [0-9]+ rows 4 columns ## csv ok [0-9]+ rows 3 columns ## csv ok 12 rows 19 columns ## csv ok 5 rows 17 columns"
+  "${P} trace gen --preset llama3-like --nodes 64 --days 20 --seed 2 -o ${OUT}/out_trace.csv && ${CSV_CHECK} ${OUT}/out_trace.csv time_s:number node:int event:event cause:str && ${P} replay --job ${CMAKE_SOURCE_DIR}/profiles/jobs/gpt3-175b-a100-1024.json --trace ${OUT}/out_trace.csv --map scale --timeline ${OUT}/out_timeline.csv > /dev/null && ${CSV_CHECK} ${OUT}/out_timeline.csv time_s:number policy:str samples_per_s:number && ${P} study --job ${CMAKE_SOURCE_DIR}/profiles/jobs/gpt3-175b-a100-1024.json --sweep cluster.spares=0,4 --trace ${OUT}/out_trace.csv --map scale -o ${OUT}/out_study.csv 2> /dev/null && ${CSV_CHECK} ${OUT}/out_study.csv point:int cluster.spares:int seed:int policy:str samples:number goodput:number ettr:number mean_throughput_samples_per_s:number lost_detection_s:number gpu_hours:number failures:int restarts_from_checkpoint:int && ${P} configure --model gpt3-175b --hardware a100-80g --gpus 1024 --global-batch 1536 --csv --top 5 2> /dev/null > ${OUT}/out_configure.csv && ${CSV_CHECK} ${OUT}/out_configure.csv rank:int tp:int pp:int dp:int interleave:int microbatch_size:int microbatches:int recompute:str sequence_parallel:bool distributed_optimizer:bool lost_shard:str schedule:str iteration_time_s:number samples_per_s:number mfu:number peak_memory_per_gpu_bytes:int headroom_per_gpu_bytes:int")

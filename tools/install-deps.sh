@@ -12,6 +12,7 @@ packages=(
   libopenblas-dev
   libopenmpi-dev openmpi-bin
   clang-format librsvg2-bin
+  slurmctld slurmd slurm-client munge
   python3 python3-matplotlib python3-pandas python3-nbclient python3-nbformat python3-ipykernel
 )
 

@@ -87,8 +87,9 @@ def figure(kind, input_path, title=None, metric=None):
 
 
 def scratch(name):
-    """A path for an intermediate file under out/notebooks/ (git ignores out/)."""
-    folder = os.path.join(ROOT, "out", "notebooks")
+    """A path for an intermediate file: under $RECYCLE_SCRATCH, else out/notebooks/ (git ignores
+    out/)."""
+    folder = os.environ.get("RECYCLE_SCRATCH", os.path.join(ROOT, "out", "notebooks"))
     os.makedirs(folder, exist_ok=True)
     return os.path.join(folder, name)
 

@@ -290,7 +290,8 @@ def main(argv):
             matplotlib.rcParams["svg.hashsalt"] = "recycle"  # the same SVG for the same input
             import matplotlib.pyplot as plt
         except ImportError:
-            fail("tools/plot.py", "matplotlib is not installed (tools/install-deps.sh installs it)")
+            fail("tools/plot.py", f"matplotlib is not installed for {sys.executable} "
+                 "(tools/install-deps.sh installs Debian's, for /usr/bin/python3)")
         fig = globals()[args.kind](args, plt)
         # Written whole or not at all: a temporary file in the same folder, then renamed.
         folder = os.path.dirname(os.path.abspath(args.output))

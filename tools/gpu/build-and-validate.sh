@@ -11,10 +11,11 @@
 #   runs.tar.gz    the `validate --json` result of every run of the report
 #
 #   tools/gpu/build-and-validate.sh [OUT]           (default: gpu-out)
+
+#   tools/gpu/build-and-validate.sh --build-only    (unpack and build; no GPU needed)
 #
 # On an H200 the whole set with its defaults took 418 s, the build 51 s of it: one run of it and
 # the machine's start fit a 15-minute lease with time to spare, not two.
-#   tools/gpu/build-and-validate.sh --build-only    (unpack and build; no GPU needed)
 #
 # Environment: DEPS (the packages, default .gpu-deps), PREFIX (where they are unpacked, default
 # /tmp/recycle-deps), BUILD (default build-gpu), DEADLINE (seconds from the start after which the

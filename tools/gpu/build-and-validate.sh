@@ -11,7 +11,6 @@
 #   runs.tar.gz    the `validate --json` result of every run of the report
 #
 #   tools/gpu/build-and-validate.sh [OUT]           (default: gpu-out)
-
 #   tools/gpu/build-and-validate.sh --build-only    (unpack and build; no GPU needed)
 #
 # On an H200 the whole set with its defaults took 418 s, the build 51 s of it: one run of it and

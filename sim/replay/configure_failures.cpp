@@ -11,6 +11,7 @@
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/trace_on_cluster.hpp"
 #include "traces/generator.hpp"
 #include "traces/presets.hpp"
 #include "traces/trace.hpp"
@@ -72,23 +73,8 @@ std::vector<FailureRow> rank_under_failures(
         options.policies = space.policies;
         traces::Trace trace;
         if (space.preset.empty()) {
-          if (space.map) {
-            traces::MapOptions map = *space.map;
-            map.nodes = nodes;
-            trace = traces::map_trace(*space.trace, map);
-          } else if (space.trace->node_count() != nodes) {
-            throw InputError("--trace",
-                             fmt::format("the trace watched {} nodes and {} has {}; --map says "
-                                         "how to replay it",
-                                         space.trace->node_count(), source, nodes));
-          } else {
-            trace = *space.trace;
-          }
-          if (space.days > 0) {
-            options.duration =
-                std::min(trace.duration(),
-                         traces::seconds_to_trace_time(space.days * traces::kSecondsPerDay));
-          }
+          trace = trace_on_cluster(*space.trace, space.map, nodes, source);
+          options.duration = replay_duration(trace, space.days);
         } else {
           traces::GeneratorOptions generator =
               traces::find_generator_preset(space.preset, "--trace-preset").options;

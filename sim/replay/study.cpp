@@ -14,6 +14,7 @@
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/trace_on_cluster.hpp"
 #include "traces/generator.hpp"
 #include "traces/native_csv.hpp"
 #include "traces/presets.hpp"
@@ -145,21 +146,8 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
     options.policies = o.policies;
     options.table = o.table;
     if (o.preset.empty()) {
-      if (o.map) {
-        traces::MapOptions map = *o.map;
-        map.nodes = nodes;
-        trace = traces::map_trace(*o.trace, map);
-      } else if (o.trace->node_count() != nodes) {
-        throw InputError("--trace", fmt::format("point {} ({}): the trace watched {} nodes and the "
-                                                "cluster has {}; --map says how to replay it",
-                                                index, label, o.trace->node_count(), nodes));
-      } else {
-        trace = *o.trace;
-      }
-      if (o.days > 0) {
-        options.duration = std::min(trace.duration(),
-                                    traces::seconds_to_trace_time(o.days * traces::kSecondsPerDay));
-      }
+      trace = trace_on_cluster(*o.trace, o.map, nodes, fmt::format("point {} ({})", index, label));
+      options.duration = replay_duration(trace, o.days);
     } else {
       generator.nodes = nodes;
       generator.seed = static_cast<std::uint64_t>(seed);

@@ -88,7 +88,9 @@ PlanTable build_plan_table(const RecycleOptions& base, std::int32_t max_failures
   PlanTable table;
   table.layout = base.layout;
   table.base = std::string(canonical_schedule_name(base.base));
-  table.max_failures = max_failures;
+  // No set of more than workers - pp failures leaves each stage a live replica: the table says
+  // what it covers, which the reader bounds by the layout.
+  table.max_failures = std::min(max_failures, base.layout.workers() - base.layout.pp);
   const std::vector<std::int32_t> limits = recycle_memory_limits(base);
   table.memory_limit = base.memory_limit.value_or(*std::max_element(limits.begin(), limits.end()));
   // Counted before any is planned: the sets stop at the most plans the work limit allows.

@@ -270,9 +270,48 @@ class Chart {
 
 }  // namespace
 
+namespace {
+
+/// The length of the well-formed UTF-8 sequence at the start of `t`, 0 when there is none.
+std::size_t utf8_length(std::string_view t) {
+  const auto b = [&](std::size_t i) { return static_cast<unsigned char>(t[i]); };
+  const auto tail = [&](std::size_t i) { return i < t.size() && (b(i) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return tail(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!tail(1) || !tail(2)) return 0;
+    if (c == 0xE0 && b(1) < 0xA0) return 0;   // overlong
+    if (c == 0xED && b(1) >= 0xA0) return 0;  // a surrogate
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!tail(1) || !tail(2) || !tail(3)) return 0;
+    if (c == 0xF0 && b(1) < 0x90) return 0;
+    if (c == 0xF4 && b(1) >= 0x90) return 0;  // past U+10FFFF
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
 std::string xml_escape(std::string_view text) {
   std::string out;
-  for (const char c : text) {
+  for (std::size_t i = 0; i < text.size();) {
+    const char c = text[i];
+    const std::size_t n = utf8_length(text.substr(i));
+    // XML 1.0 has no control character but tab, newline and carriage return, and only
+    // well-formed UTF-8: anything else (a job name's control byte) becomes U+FFFD.
+    const bool control =
+        (static_cast<unsigned char>(c) < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f;
+    const bool nonchar = n == 3 && text.substr(i, 2) == "\xEF\xBF" &&
+                         static_cast<unsigned char>(text[i + 2]) >= 0xBE;  // U+FFFE, U+FFFF
+    if (n == 0 || control || nonchar) {
+      out += "\xEF\xBF\xBD";
+      i += n == 0 ? 1 : n;
+      continue;
+    }
     switch (c) {
       case '&':
         out += "&amp;";
@@ -287,8 +326,9 @@ std::string xml_escape(std::string_view text) {
         out += "&quot;";
         break;
       default:
-        out += c;
+        out.append(text.substr(i, n));
     }
+    i += n;
   }
   return out;
 }

@@ -16,7 +16,8 @@
 namespace recycle::sim {
 
 /// `iteration` (0-based) draws only that iteration, scaled to fill the width.
-/// Text with &, <, > and " escaped for SVG/XML text and attributes.
+/// Text with &, <, > and " escaped for SVG/XML text and attributes; a control character (but tab,
+/// newline, carriage return) or a byte that is not well-formed UTF-8 becomes U+FFFD.
 [[nodiscard]] std::string xml_escape(std::string_view text);
 
 [[nodiscard]] std::string svg_gantt(const SimRun& run, const Metrics& metrics,

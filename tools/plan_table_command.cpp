@@ -46,8 +46,9 @@ int run_plan_table(const PlanTableOptions& o) {
   write_text_file(o.output, planner::to_json(table));
   log_written(fmt::format(
       "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "
-      "replica",
-      o.output, table.plans.size(), o.max_failures));
+      "replica{}",
+      o.output, table.plans.size(), table.max_failures,
+      table.max_failures < o.max_failures ? " (no larger set leaves one)" : ""));
   return kExitOk;
 }
 

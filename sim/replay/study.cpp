@@ -195,7 +195,8 @@ SweepAxis parse_sweep(const std::string& text) {
   std::set<std::vector<std::string>> given;
   for (const std::string_view key : split(std::string_view(text).substr(0, eq), '/')) {
     const std::string k(trim(key));
-    if (k.empty() || k.find_first_of(", \t\"") != std::string::npos) {
+    if (k.empty() || k.find_first_of(", \"") != std::string::npos ||
+        std::any_of(k.begin(), k.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; })) {
       throw InputError("--sweep", "bad key '" + shown(k) + "' in '" + shown(text) + "'");
     }
     axis.keys.push_back(k);
@@ -203,6 +204,16 @@ SweepAxis parse_sweep(const std::string& text) {
   for (const std::string_view value : split(std::string_view(text).substr(eq + 1), ',')) {
     std::vector<std::string> parts;
     for (const std::string_view part : split(value, '/')) parts.emplace_back(trim(part));
+    // A value is written as a CSV cell and read back by `study merge`: no quote or control
+    // character (a newline would split its row).
+    for (const std::string& p : parts) {
+      if (std::any_of(p.begin(), p.end(), [](unsigned char c) { return c < 0x20 || c == 0x7f; }) ||
+          p.find('"') != std::string::npos) {
+        throw InputError("--sweep", "value '" + shown(p) + "' in '" + shown(text) +
+                                        "' holds a quote or a control character, which a CSV "
+                                        "cell cannot carry");
+      }
+    }
     if (parts.size() != axis.keys.size() ||
         std::any_of(parts.begin(), parts.end(), [](const std::string& p) { return p.empty(); })) {
       throw InputError("--sweep", fmt::format("'{}' gives {} keys, so every value needs {} "
@@ -265,6 +276,61 @@ std::string run_study(const StudyOptions& o) {
   return out;
 }
 
+namespace {
+
+/// What the first line of a study file says: "# recycle study: P points x S seeds x K policies
+/// (a,b,...) on TRACE", as preamble() writes it. Each count at most kMaxPoints, K the listed count.
+struct StudyHead {
+  std::int64_t points = 0, seeds = 0;
+  std::vector<std::string> policies;
+};
+
+StudyHead parse_head(std::string_view first, const std::string& path) {
+  const std::string where = path + ":1";
+  const auto bad = [&](const std::string& what) {
+    return InputError(where, what +
+                                 " (expected '# recycle study: P points x S seeds x K policies "
+                                 "(a,b,...) on ...')");
+  };
+  const std::vector<std::string_view> words = split(first, ' ');
+  if (words.size() < 11 || words[4] != "points" || words[5] != "x" || words[7] != "seeds" ||
+      words[8] != "x" || words[10] != "policies")
+    throw bad("not a study's first line");
+  const auto count = [&](std::string_view text, const char* what) {
+    const std::int64_t n = parse_int(text, where);
+    if (n < 1 || n > kMaxPoints)
+      throw bad(fmt::format("{} {} is not in 1..{}", what, n, kMaxPoints));
+    return n;
+  };
+  StudyHead h;
+  h.points = count(words[3], "points");
+  h.seeds = count(words[6], "seeds");
+  const std::int64_t k = count(words[9], "policies");
+  const auto open = first.find('(');
+  const auto close = first.find(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open)
+    throw bad("no policy list");
+  for (const std::string_view p : split(first.substr(open + 1, close - open - 1), ',')) {
+    if (p.empty() || std::find(h.policies.begin(), h.policies.end(), p) != h.policies.end())
+      throw bad("an empty or repeated policy in its list");
+    h.policies.emplace_back(p);
+  }
+  if (static_cast<std::int64_t>(h.policies.size()) != k)
+    throw bad(fmt::format("{} policies counted but {} listed", k, h.policies.size()));
+  return h;
+}
+
+/// The position of `name` in a study file's header (its third line), refused when absent.
+std::size_t column_of(const std::vector<std::string_view>& header, std::string_view name,
+                      const std::string& path) {
+  const auto at = std::find(header.begin(), header.end(), name);
+  if (at == header.end())
+    throw InputError(path + ":3", "the header has no '" + std::string(name) + "' column");
+  return static_cast<std::size_t>(at - header.begin());
+}
+
+}  // namespace
+
 std::string merge_study(const std::vector<std::pair<std::string, std::string>>& files) {
   if (files.empty()) throw InputError("merge", "no files to merge");
   std::string head;
@@ -284,16 +350,10 @@ std::string merge_study(const std::vector<std::pair<std::string, std::string>>& 
     for (std::size_t i = 0; i < kHead; ++i) this_head += std::string(lines[i]) + "\n";
     if (head.empty()) {
       head = this_head;
-      // "# recycle study: P points x S seeds x K policies (a,b) on ..."
-      const std::string_view first = lines[0];
-      const auto open = first.find('(');
-      const auto close = first.find(')');
-      for (const std::string_view p : split(first.substr(open + 1, close - open - 1), ',')) {
-        policies.emplace_back(p);
-      }
-      const std::vector<std::string_view> words = split(first, ' ');
-      points = parse_int(words[3], path);
-      seeds = parse_int(words[6], path);
+      const StudyHead h = parse_head(lines[0], path);
+      policies = h.policies;
+      points = h.points;
+      seeds = h.seeds;
       expected = points * seeds * static_cast<std::int64_t>(policies.size());
     } else if (this_head != head) {
       throw InputError(path,
@@ -302,14 +362,16 @@ std::string merge_study(const std::vector<std::pair<std::string, std::string>>& 
                            files.front().first + "'s)");
     }
     const std::vector<std::string_view> header = split(lines[2], ',');
-    const auto seed_column =
-        static_cast<std::size_t>(std::find(header.begin(), header.end(), "seed") - header.begin());
+    const std::size_t seed_column = column_of(header, "seed", path);
+    const std::size_t policy_column = column_of(header, "policy", path);
+    if (column_of(header, "point", path) != 0)
+      throw InputError(path + ":3", "the header must start with the 'point' column");
     for (std::size_t i = kHead; i < lines.size(); ++i) {
       const std::string where = path + ":" + std::to_string(i + 1);
       const std::vector<std::string_view> cells = split(lines[i], ',');
       if (cells.size() != header.size()) throw InputError(where, "expected one cell per column");
       const auto policy = static_cast<std::size_t>(
-          std::find(policies.begin(), policies.end(), cells[seed_column + 1]) - policies.begin());
+          std::find(policies.begin(), policies.end(), cells[policy_column]) - policies.begin());
       if (policy == policies.size()) throw InputError(where, "unknown policy");
       const auto key =
           std::make_tuple(parse_int(cells[0], where), parse_int(cells[seed_column], where), policy);

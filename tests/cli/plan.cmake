@@ -163,6 +163,10 @@ cli_shell_test("degradation says the memory limits ReCycle plans with" 0
 # (its stage); two in one pipeline C(4,2) = 6; two in different pipelines, stages s <= s' 4 + 6 = 10.
 cli_shell_test("plan-table counts canonical failure sets" 0 "21 plans"
   "${P} plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t.json")
+# A bound past what any set can hold (pp x (dp - 1) = 2 here, counted by hand) is written as that
+# most, so plan reads the table back; the largest set's lookup equals planning it.
+cli_shell_test("plan-table: a bound past every set reads back" 0 "up to 2 workers .*[(]no larger set leaves one[)] ## same ## $"
+  "${P} plan-table --pp 2 --dp 2 --microbatches 4 --max-failures 64 -o ${OUT}/t64.json && ${P} plan --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 0:0,1:1 --plan-table ${OUT}/t64.json --format json > ${OUT}/t64a.json && ${P} plan --schedule recycle --pp 2 --dp 2 --microbatches 4 --fail 0:0,1:1 --format json > ${OUT}/t64b.json && cmp ${OUT}/t64a.json ${OUT}/t64b.json && echo same")
 cli_shell_test("plan-table lookup equals direct planning" 0 "^same ## $"
   "${P} -q plan-table --pp 4 --dp 4 --microbatches 4 --max-failures 2 -o ${OUT}/t2.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --plan-table ${OUT}/t2.json --format json > ${OUT}/a.json && ${P} plan --schedule recycle --pp 4 --dp 4 --microbatches 4 --fail 3:1,0:2 --format json > ${OUT}/b.json && cmp ${OUT}/a.json ${OUT}/b.json && echo same")
 cli_shell_test("plan-table on a zb-v base: lookup equals direct planning" 0 "^same ## $"

@@ -74,5 +74,9 @@ cli_test("study: rate needs a preset" 2 "error: --sweep: 'rate' needs --trace-pr
   study --job ${RJOB} --sweep rate=1,2 --trace ${RTRACE})
 cli_test("study: a trace or a preset" 2 "error: --trace: give either --trace FILE or --trace-preset NAME"
   study --job ${RJOB} --sweep cluster.spares=0,1)
+# A swept value becomes a CSV cell that study merge reads back: a newline would split its row.
+cli_shell_test("study: a swept value with a newline" 2 "^error: --sweep: value 'a.x0Ab' in 'name=a.x0Ab,c' holds a quote or a control character"
+  "${P} study --job ${RJOB} --trace ${RTRACE} --sweep 'name=a
+b,c' -o ${OUT}/st_nl.csv; r=$?; test ! -e ${OUT}/st_nl.csv && exit $r")
 cli_test("study: bad shard" 2 "error: --shard: expected I/N with 0 <= I < N"
   study --job ${RJOB} --trace ${RTRACE} --shard 2/2)

@@ -203,3 +203,19 @@ TEST_CASE("format_duration picks a readable unit") {
   CHECK(sim::format_duration(12'500'000) == "12.5 ms");
   CHECK(sim::format_duration(3 * kNanosPerSecond) == "3 s");
 }
+
+TEST_CASE("xml_escape writes only characters XML 1.0 allows") {
+  using namespace std::string_literals;
+  CHECK(sim::xml_escape("a<b>&\"c\"") == "a&lt;b&gt;&amp;&quot;c&quot;");
+  CHECK(sim::xml_escape("tab\tnew\nline") == "tab\tnew\nline");
+  // A control byte, a lone continuation byte, a truncated sequence and an overlong '/' each
+  // become U+FFFD (EF BF BD); well-formed multi-byte characters pass as they are.
+  CHECK(sim::xml_escape("a\x01"s + "b") ==
+        "a\xEF\xBF\xBD"
+        "b");
+  CHECK(sim::xml_escape("\x80") == "\xEF\xBF\xBD");
+  CHECK(sim::xml_escape("x\xE2\x82") == "x\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(sim::xml_escape("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");
+  CHECK(sim::xml_escape("\xE2\x82\xAC \xF0\x9F\x98\x80") == "\xE2\x82\xAC \xF0\x9F\x98\x80");
+  CHECK(sim::xml_escape("\xEF\xBF\xBE") == "\xEF\xBF\xBD");
+}

@@ -1,6 +1,9 @@
 #include "planner/exact_planner.hpp"
 
+#include <algorithm>
 #include <chrono>
+
+#include <fmt/format.h>
 #include <tuple>
 
 #include "core/error.hpp"
@@ -33,6 +36,23 @@ Costs checked_costs(const ExactOptions& options) {
   return costs;
 }
 
+/// The most pairs of actions on one worker the disjunctive model orders, summed over the workers:
+/// each is a binary and two rows (about 150 bytes); past this the model alone outgrows the memory
+/// and time an exact solve can use, so the layout is refused before anything is built.
+constexpr std::int64_t kMaxOrderPairs = 1'000'000;
+
+std::int64_t pairs_of(std::int64_t n) {
+  return n * (n - 1) / 2;
+}
+
+[[noreturn]] void refuse_size(std::int64_t pairs, bool at_least) {
+  throw InputError("--exact", fmt::format("the exact planner orders {}{} pairs of actions on the "
+                                          "workers here, past its limit of {}: it is for small "
+                                          "layouts (fewer workers or micro-batches); the "
+                                          "heuristic plans this one without --exact",
+                                          at_least ? "at least " : "", pairs, kMaxOrderPairs));
+}
+
 }  // namespace
 
 std::string_view formulation_name(Formulation formulation) noexcept {
@@ -50,6 +70,16 @@ std::string_view formulation_name(Formulation formulation) noexcept {
 ExactResult plan_exact(const ExactOptions& options) {
   const auto started = Clock::now();
   const Costs costs = checked_costs(options);
+  {
+    // Before the heuristic plans: each live worker runs at least its own F, I and W of every
+    // micro-batch on each of its chunks.
+    const Layout& l = options.layout;
+    const std::int64_t live =
+        std::int64_t{l.workers()} - static_cast<std::int64_t>(options.failed.size());
+    const std::int64_t pairs =
+        std::max<std::int64_t>(live, 0) * pairs_of(3 * std::int64_t{l.microbatches} * l.interleave);
+    if (pairs > kMaxOrderPairs) refuse_size(pairs, true);
+  }
   const CostModel model = CostModel::compute_only(costs);
   const std::int32_t limit = options.memory_limit.value_or(options.layout.pp);
   RecycleOptions heuristic_options;
@@ -81,6 +111,12 @@ ExactResult plan_exact(const ExactOptions& options) {
   if (formulation == Formulation::kAuto) {
     formulation =
         exact::time_indexed_fits(problem) ? Formulation::kTimeIndexed : Formulation::kDisjunctive;
+  }
+  if (formulation == Formulation::kDisjunctive) {
+    std::int64_t pairs = 0;
+    for (const auto& ids : problem.on_worker)
+      pairs += pairs_of(static_cast<std::int64_t>(ids.size()));
+    if (pairs > kMaxOrderPairs) refuse_size(pairs, false);
   }
   if (formulation == Formulation::kTimeIndexed && !problem.integral) {
     throw InputError(

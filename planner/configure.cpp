@@ -138,14 +138,9 @@ void check_space(const ConfigureSpace& space) {
     throw InputError("--global-batch", "expected a positive number of samples");
   }
   if (space.top <= 0) throw InputError("--top", "expected at least 1 row");
-  const auto& known = fault_free_generator_names();
   for (const std::string& s : space.schedules) {
-    if (std::find(known.begin(), known.end(), s) == known.end()) {
-      std::string list;
-      for (const std::string& k : configure_schedules()) list += (list.empty() ? "" : ", ") + k;
-      throw InputError("--schedules",
-                       "unknown schedule \"" + shown(s) + "\" (known: " + list + ")");
-    }
+    if (!is_schedule_name(s, fault_free_generator_names()))
+      throw InputError("--schedules", unknown_schedule_message(s, fault_free_generator_names()));
   }
 }
 

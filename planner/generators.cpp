@@ -351,29 +351,52 @@ std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
   return (microbatches + layout.pp - 1) / layout.pp * layout.pp;
 }
 
-const std::vector<std::string>& fault_free_generator_names() {
-  static const std::vector<std::string> names = {"gpipe", "1f1b", "interleaved", "zb-h1",
-                                                 "zb-h2", "zb-v", "dualpipe-v",  "2bw"};
-  return names;
-}
-
-std::string_view canonical_schedule_name(std::string_view name) noexcept {
-  return name == "pipedream-flush" ? std::string_view("1f1b") : name;
-}
-
-Schedule generate_fault_free(std::string_view given, const GeneratorOptions& options) {
+void require_runs(std::string_view given, const Layout& layout) {
   const std::string_view name = canonical_schedule_name(given);
-  const Layout& layout = options.layout;
+  if (!is_schedule_name(name, fault_free_generator_names()))
+    throw InputError("--schedule", unknown_schedule_message(name, fault_free_generator_names()));
   require_layout(layout);
   if (layout.placement != Placement::kLoop && !is_v_shaped(name)) {
     throw InputError("--schedule", std::string(name) +
                                        " places its chunks in a loop (virtual stage v on stage v "
                                        "% pp); only zb-v and dualpipe-v place them in a V");
   }
+  if (name == "interleaved") {
+    if (layout.interleave < 2) {
+      throw InputError("--interleave",
+                       "the interleaved schedule needs at least 2 chunks per worker");
+    }
+    if (runnable_microbatches(name, layout, layout.microbatches) != layout.microbatches) {
+      throw InputError("--microbatches", "the interleaved schedule needs a multiple of --pp (" +
+                                             std::to_string(layout.pp) + "), got " +
+                                             std::to_string(layout.microbatches));
+    }
+  } else if (is_v_shaped(name)) {
+    require_v(layout, name);
+    if (name == "dualpipe-v" && layout.microbatches < 2 * layout.pp) {
+      throw InputError("--microbatches",
+                       "dualpipe-v needs at least 2 x --pp (" + std::to_string(2 * layout.pp) +
+                           ") micro-batches, got " + std::to_string(layout.microbatches));
+    }
+  } else {
+    require_single_chunk(layout, name);
+    if (name == "2bw" && layout.microbatches < layout.pp - 1) {
+      throw InputError("--microbatches",
+                       "2bw needs at least --pp - 1 (" + std::to_string(layout.pp - 1) +
+                           ") micro-batches, so that a stage's backwards trail its forwards by "
+                           "at most one batch and two weight versions suffice; got " +
+                           std::to_string(layout.microbatches));
+    }
+  }
+}
+
+Schedule generate_fault_free(std::string_view given, const GeneratorOptions& options) {
+  const std::string_view name = canonical_schedule_name(given);
+  const Layout& layout = options.layout;
+  require_runs(name, layout);
   std::vector<std::vector<Action>> stage_orders;
   stage_orders.reserve(static_cast<std::size_t>(layout.pp));
   if (name == "zb-h2") {
-    require_single_chunk(layout, name);
     if (options.memory_limit && *options.memory_limit < 1) {
       throw InputError("--memory-limit", "expected at least 1 micro-batch");
     }
@@ -386,51 +409,20 @@ Schedule generate_fault_free(std::string_view given, const GeneratorOptions& opt
   }
   for (std::int32_t s = 0; s < layout.pp && name != "zb-h2"; ++s) {
     if (name == "gpipe") {
-      require_single_chunk(layout, name);
       stage_orders.push_back(gpipe_order(layout, s));
     } else if (name == "1f1b") {
-      require_single_chunk(layout, name);
       stage_orders.push_back(one_f_one_b_order(layout, s));
     } else if (name == "interleaved") {
-      if (layout.interleave < 2) {
-        throw InputError("--interleave",
-                         "the interleaved schedule needs at least 2 chunks per worker");
-      }
-      if (runnable_microbatches(name, layout, layout.microbatches) != layout.microbatches) {
-        throw InputError("--microbatches", "the interleaved schedule needs a multiple of --pp (" +
-                                               std::to_string(layout.pp) + "), got " +
-                                               std::to_string(layout.microbatches));
-      }
       stage_orders.push_back(interleaved_order(layout, s));
     } else if (name == "2bw") {
-      require_single_chunk(layout, name);
-      if (layout.microbatches < layout.pp - 1) {
-        throw InputError("--microbatches",
-                         "2bw needs at least --pp - 1 (" + std::to_string(layout.pp - 1) +
-                             ") micro-batches, so that a stage's backwards trail its forwards by "
-                             "at most one batch and two weight versions suffice; got " +
-                             std::to_string(layout.microbatches));
-      }
       stage_orders.push_back(two_bw_order(layout, s));
     } else if (name == "zb-h1") {
-      require_single_chunk(layout, name);
       stage_orders.push_back(zb_h1_order(layout, s));
     } else if (name == "zb-v") {
-      require_v(layout, name);
       stage_orders.push_back(zb_v_order(layout, s));
-    } else if (name == "dualpipe-v") {
-      require_v(layout, name);
-      if (layout.microbatches < 2 * layout.pp) {
-        throw InputError("--microbatches",
-                         "dualpipe-v needs at least 2 x --pp (" + std::to_string(2 * layout.pp) +
-                             ") micro-batches, got " + std::to_string(layout.microbatches));
-      }
-      stage_orders.push_back(dualpipe_v_order(layout, s));
     } else {
-      std::string known;
-      for (const auto& n : fault_free_generator_names()) known += (known.empty() ? "" : ", ") + n;
-      throw InputError("--schedule",
-                       "unknown schedule '" + std::string(name) + "', expected one of " + known);
+      RECYCLE_ASSERT(name == "dualpipe-v", "require_runs knows every generator");
+      stage_orders.push_back(dualpipe_v_order(layout, s));
     }
   }
 

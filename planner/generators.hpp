@@ -30,6 +30,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/schedule_names.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/timing/cost_model.hpp"
 #include "planner/timing/period.hpp"
@@ -56,17 +57,21 @@ struct GeneratorOptions {
 [[nodiscard]] std::int32_t runnable_microbatches(std::string_view name, const Layout& layout,
                                                  std::int32_t microbatches);
 
-/// `name` with the papers' aliases resolved: pipedream-flush is 1f1b (PipeDream-2BW's name for
-/// it).
-[[nodiscard]] std::string_view canonical_schedule_name(std::string_view name) noexcept;
-
-/// The names accepted by generate_fault_free, in the order `--help` lists them (aliases aside).
-[[nodiscard]] const std::vector<std::string>& fault_free_generator_names();
+// The names generate_fault_free accepts, and their aliases: core/schedule_names.hpp.
+using recycle::canonical_schedule_name;
+using recycle::fault_free_generator_names;
 
 /// A compute-only schedule (F, I, W, B) for every worker of the layout. Throws InputError naming
 /// the flag (--schedule, --pp, --microbatches, --interleave, --memory-limit) when the layout does
 /// not suit the generator.
 [[nodiscard]] Schedule generate_fault_free(std::string_view name, const GeneratorOptions& options);
+
+/// InputError naming the flag when generator `name` cannot run on `layout` (placed by
+/// layout_for): an unknown name, sizes past the limits, a chunk count or placement the schedule
+/// does not take, too few micro-batches (interleaved: a multiple of pp; 2bw: pp - 1; dualpipe-v:
+/// 2 pp). generate_fault_free checks these first; a job file is checked by the same rule when it
+/// is read (job_model.hpp require_runnable).
+void require_runs(std::string_view name, const Layout& layout);
 
 /// Per-stage orders with owner 0 (exposed for tests). `stage` is the physical stage.
 [[nodiscard]] std::vector<Action> gpipe_order(const Layout& layout, std::int32_t stage);

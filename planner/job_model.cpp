@@ -6,6 +6,8 @@
 #include "core/error.hpp"
 #include "planner/generators.hpp"
 #include "planner/language/work_limits.hpp"
+#include "planner/recycle_planner.hpp"
+#include "planner/timing/memory.hpp"
 
 namespace recycle::planner {
 
@@ -62,6 +64,24 @@ JobModel job_model(profiles::Job job, std::string_view schedule) {
   if (!schedule.empty()) job.schedule = std::string(schedule);
   const Layout layout = layout_for(job.schedule, job_layout(job));
   return model_on(std::move(job), layout);
+}
+
+void require_runnable(const JobModel& m) {
+  const std::string& name = m.job.schedule;
+  const std::string runs = name == "recycle" ? recycle_base_for(name) : name;
+  try {
+    require_runs(runs, m.layout);
+  } catch (const InputError& e) {
+    throw as_job_field(e, m.job.source, m.layout);
+  }
+  const std::int32_t versions = canonical_schedule_name(runs) == "2bw" ? 2 : 1;
+  (void)memory_limits(m.model, m.layout, m.job.source, versions);
+}
+
+InputError as_job_field(const InputError& e, const std::string& source, const Layout& layout) {
+  if (source.empty() || e.where() != "--interleave") return e;
+  return InputError(
+      source, "parallel.interleave " + std::to_string(layout.interleave) + ": " + e.problem());
 }
 
 JobModel job_model(profiles::Job job, const Layout& placed, const std::string& source) {

@@ -8,6 +8,7 @@
 
 #include <string_view>
 
+#include "core/error.hpp"
 #include "planner/language/schedule.hpp"
 #include "planner/timing/cost_model.hpp"
 #include "profiles/job.hpp"
@@ -31,6 +32,18 @@ struct JobModel {
 /// synthesized or its layout is outside the planners' ranges (schedule.hpp: kMaxDp, kMaxPp,
 /// kMaxMicrobatches, kMaxInterleave).
 [[nodiscard]] JobModel job_model(profiles::Job job, std::string_view schedule = {});
+
+/// What every command that reads a job file checks of it, with the schedule the command runs
+/// (`m` = job_model(job, schedule); "recycle" as its base, 1f1b): the schedule runs on the layout
+/// (generators.hpp require_runs), and each stage's state and one micro-batch fit a worker
+/// (timing/memory.hpp memory_limits, two weight versions for 2bw). InputError naming the flag
+/// the field stands for (as_job_field), or the file.
+void require_runnable(const JobModel& m);
+
+/// `e`, raised for the layout of job file `source`, as that file's field when it names
+/// --interleave ("job.json: parallel.interleave 2: ..."); else `e` as it is.
+[[nodiscard]] InputError as_job_field(const InputError& e, const std::string& source,
+                                      const Layout& layout);
 
 /// The job's parallel block as a layout, before its schedule places it; InputError as job_model
 /// for values outside the planners' ranges.

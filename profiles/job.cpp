@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.hpp"
+#include "core/schedule_names.hpp"
 #include "profiles/shipped.hpp"
 
 namespace recycle::profiles {
@@ -73,6 +74,8 @@ Job job_from_json(const nlohmann::json& json, const std::string& source) {
   if (const auto schedule = root.find("schedule")) {
     job.schedule = schedule->as_string();
     if (job.schedule.empty()) schedule->fail("is empty: name a schedule, e.g. \"1f1b\"");
+    if (!is_schedule_name(job.schedule, schedule_names()))
+      schedule->fail(unknown_schedule_message(job.schedule, schedule_names()));
   }
   job.resilience = resilience_from_json(root, job.parallel, job.gpu.gpus_per_node);
   job.gpu.gpus_per_node = job.resilience.cluster.gpus_per_node;  // one value for costs and failures

@@ -77,8 +77,11 @@ executor::StageShape job_layer_shape(const profiles::Job& job) {
 }
 
 JobMeasurement measure_job(const profiles::Job& job, Backend backend, std::int32_t repetitions) {
-  // The synthesizer's checks (tp, batch, layers per stage) before anything is timed.
-  const profiles::Synthesis split = planner::job_model(job).synthesis;
+  // The synthesizer's checks (tp, batch, layers per stage) and the job's (its schedule runs on
+  // its layout, a stage fits its worker) before anything is timed.
+  const planner::JobModel own = planner::job_model(job);
+  planner::require_runnable(own);
+  const profiles::Synthesis& split = own.synthesis;
   const executor::StageShape shape = job_layer_shape(job);
   const profiles::Synthesis predicted = synthesize_as_executed(job);
   // What one device cannot run: the tensor-parallel all-reduces, in F and again in I.

@@ -54,7 +54,11 @@ RunModel LayoutOptions::kept(const std::string& key, Make make) const {
 RunModel LayoutOptions::resolve(std::string_view schedule) const {
   if (const profiles::Job* j = loaded_job()) {
     const std::string name(schedule.empty() ? std::string_view(j->schedule) : schedule);
-    return kept(name, [&] { return planner::job_model(*j, name); });
+    return kept(name, [&] {
+      planner::JobModel m = planner::job_model(*j, name);
+      planner::require_runnable(m);
+      return m;
+    });
   }
   const planner::Layout placed = planner::layout_for(schedule, layout());
   return {placed, flags_model(placed), nullptr};

@@ -51,9 +51,17 @@ void apply_common_rules(CLI::App& app) {
 /// An error about a layout flag that the command line did not give, while the layout came from a
 /// job file (--job): named after the job's field it came from, not a flag the user never typed
 /// (or one the subcommand lacks). Any other error is left as it is.
-InputError from_job(const CLI::App& app, const InputError& e) {
-  const CLI::Option* job = app.get_option_no_throw("--job");
+InputError from_job(const CLI::App& command, const InputError& e) {
+  // The --job of the command or of its parsed subcommand (profile synth --job).
+  const CLI::App* owner = &command;
+  const CLI::Option* job = command.get_option_no_throw("--job");
+  for (const CLI::App* sub : command.get_subcommands()) {
+    if (job != nullptr && job->count() > 0) break;
+    owner = sub;
+    job = sub->get_option_no_throw("--job");
+  }
   if (job == nullptr || job->count() == 0) return e;
+  const CLI::App& app = *owner;
   static const std::vector<std::pair<std::string, std::string>> kFields = {
       {"--pp", "parallel.pp"},
       {"--dp", "parallel.dp"},

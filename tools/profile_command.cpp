@@ -152,16 +152,21 @@ Command add_profile_command(CLI::App& app) {
               return kExitOk;
             }
             if (synth->parsed()) {
-              const profiles::Job job = profiles::load_job(o->job);
-              const profiles::Synthesis s = planner::job_model(job).synthesis;
-              write_text_file(o->output, profiles::to_json(s.profile).dump(2) + "\n");
+              const planner::JobModel own = planner::job_model(profiles::load_job(o->job));
+              planner::require_runnable(own);
+              write_text_file(o->output, profiles::to_json(own.synthesis.profile).dump(2) + "\n");
               return kExitOk;
             }
             if (o->show.empty() && o->job.empty())
               throw InputError("profile show", "give a profile FILE or --job FILE");
-            const profiles::Profile p =
-                o->job.empty() ? profiles::load_profile(o->show)
-                               : planner::job_model(profiles::load_job(o->job)).synthesis.profile;
+            profiles::Profile p;
+            if (o->job.empty()) {
+              p = profiles::load_profile(o->show);
+            } else {
+              const planner::JobModel own = planner::job_model(profiles::load_job(o->job));
+              planner::require_runnable(own);
+              p = own.synthesis.profile;
+            }
             std::fputs(show_table(p).c_str(), stdout);
             return kExitOk;
           }};

@@ -5,6 +5,7 @@
 #include "core/error.hpp"
 #include "planner/exact_planner.hpp"
 #include "planner/generators.hpp"
+#include "planner/job_model.hpp"
 #include "planner/language/failures.hpp"
 #include "planner/language/semantics.hpp"
 #include "planner/language/validator.hpp"
@@ -188,9 +189,7 @@ std::optional<planner::Schedule> ScheduleRequest::make(const planner::Layout& la
   try {
     return generate(layout, model, run, why);
   } catch (const InputError& e) {
-    if (layout_source.empty() || e.where() != "--interleave") throw;
-    throw InputError(layout_source, "parallel.interleave " + std::to_string(layout.interleave) +
-                                        ": " + e.problem());
+    throw planner::as_job_field(e, layout_source, layout);
   }
 }
 

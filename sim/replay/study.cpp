@@ -136,6 +136,7 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
   const std::string source = fmt::format("{} (point {}: {})", o.job_source, index, label);
   const profiles::Job parsed = profiles::job_from_json(job, source);
   const planner::JobModel model = planner::job_model(parsed);
+  planner::require_runnable(model);
   const std::int64_t nodes = parsed.resilience.cluster.nodes;
 
   std::string rows;

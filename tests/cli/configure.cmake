@@ -21,7 +21,7 @@ cli_test("configure: --gpus or --nodes" 2 "^error: --gpus: required: give --gpus
   configure --model gpt3-350m --hardware a100-80g --global-batch 8)
 cli_test("configure: --gpus excludes --nodes" 2 "^error: --gpus excludes --nodes"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --nodes 1 --global-batch 8)
-cli_test("configure: unknown schedule" 2 "^error: --schedules: unknown schedule \"zb-h3\" [(]known: 1f1b,"
+cli_test("configure: unknown schedule" 2 "^error: --schedules: unknown schedule 'zb-h3', expected one of gpipe, 1f1b,"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --schedules 1f1b,zb-h3)
 cli_test("configure: unknown recompute" 2 "^error: --recompute: expected none, selective or full"
   configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 8 --recompute some)

@@ -93,3 +93,30 @@ TEST_CASE("a schedule file's layout must be the job's, but for its chunks") {
                                          "is not the job's (dp 2 x pp 8, 16 micro-batches"),
                        InputError);
 }
+
+TEST_CASE("require_runnable: the one check of a job every command makes, naming the job's field") {
+  // GPT-3 175B at tp 8 x pp 8 x dp 2, 16 micro-batches a pipeline, on A100-80GB: every schedule
+  // that runs on this layout is accepted (2bw with its second weight version included).
+  for (const std::string name : {"gpipe", "1f1b", "zb-h1", "zb-h2", "2bw", "pipedream-flush",
+                                 "recycle", "zb-v", "dualpipe-v"}) {
+    CAPTURE(name);
+    CHECK_NOTHROW(planner::require_runnable(planner::job_model(gpt3(name, 1))));
+  }
+  CHECK_NOTHROW(planner::require_runnable(planner::job_model(gpt3("interleaved", 2))));
+  // A schedule its layout does not suit: as the job's field, with the value.
+  CHECK_THROWS_WITH_AS(planner::require_runnable(planner::job_model(gpt3("1f1b", 2))),
+                       "job.json: parallel.interleave 2: only the interleaved schedule splits a "
+                       "stage into chunks; 1f1b needs --interleave 1",
+                       InputError);
+  CHECK_THROWS_WITH_AS(planner::require_runnable(planner::job_model(gpt3("interleaved", 1))),
+                       doctest::Contains("parallel.interleave 1: the interleaved schedule needs "
+                                         "at least 2 chunks per worker"),
+                       InputError);
+  // The same job with --schedule interleaved over its own runs.
+  CHECK_NOTHROW(planner::require_runnable(planner::job_model(gpt3("1f1b", 2), "interleaved")));
+  // An unknown name is refused as the file is read, by every reader alike.
+  CHECK_THROWS_WITH_AS((void)gpt3("2f2b", 1),
+                       "job.json: schedule: unknown schedule '2f2b', expected one of gpipe, "
+                       "1f1b, interleaved, zb-h1, zb-h2, zb-v, dualpipe-v, 2bw, recycle",
+                       InputError);
+}

@@ -115,7 +115,8 @@ TEST_CASE("configure: a space with no GPUs, batch or known schedule is an error 
   ConfigureSpace space = small_space("gpt3-350m", 8, 16);
   space.schedules = {"1f1b", "zb-h3"};
   CHECK_THROWS_WITH_AS((void)recycle::planner::configure(space),
-                       doctest::Contains("unknown schedule \"zb-h3\""), recycle::InputError);
+                       doctest::Contains("unknown schedule 'zb-h3', expected one of gpipe, 1f1b"),
+                       recycle::InputError);
   space.schedules = {};
   space.gpus = 0;
   CHECK_THROWS_WITH_AS((void)recycle::planner::configure(space),

@@ -367,7 +367,7 @@ class Scheduler {
 
   /// Inserts by (ready, rank), from the back.
   void push_ready(Ring<Ready>& q, const Ready& r) {
-    if (r.ready >= kMaxClock) refuse_clock("schedule");  // a transfer past the clock's end
+    if (r.ready >= kMaxClock) refuse_clock(kUnnamedSchedule);  // a transfer past the clock's end
     q.insert_from_back(r, [this](const Ready& a, const Ready& b) { return before(a, b); });
   }
 
@@ -477,7 +477,7 @@ class Scheduler {
     }
     const Nanos end = start_of(key) + duration;
     // Every time here stays below kMaxClock, so a candidate's key (start x 4) fits in 63 bits.
-    if (end >= kMaxClock) refuse_clock("schedule");
+    if (end >= kMaxClock) refuse_clock(kUnnamedSchedule);
     x.free_at = end;
     makespan_ = std::max(makespan_, end);
     x.remaining_time -= duration;

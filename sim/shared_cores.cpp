@@ -132,7 +132,9 @@ class SharedCores {
   [[nodiscard]] std::size_t index(std::int32_t it, std::int32_t v) const {
     return static_cast<std::size_t>(it) * n_ + static_cast<std::size_t>(v);
   }
-  [[noreturn]] static void refuse_clock_shared() { planner::refuse_clock("schedule"); }
+  [[noreturn]] static void refuse_clock_shared() {
+    planner::refuse_clock(planner::kUnnamedSchedule);
+  }
 
   /// The speed of each action running on `core`, relative to its speed alone: throughput(n) / n
   /// with n actions on it.

@@ -47,7 +47,8 @@ struct SimOptions {
   /// Runtime network: a transfer starts when its SEND is posted, without waiting for the RECV
   /// (NCCL's buffered sends of messages that fit its connection buffer); default: rendezvous.
   bool eager_sends = false;
-  std::string source = "schedule";  ///< names the schedule in error messages (a file, a flag)
+  std::string source =
+      planner::kUnnamedSchedule;  ///< names the schedule in errors (a file, a flag)
   /// Run one pipeline of each set of identical ones and copy its records to the others
   /// (sim/pipeline_fold.hpp): the same run, record for record; false runs every pipeline.
   bool fold_pipelines = true;

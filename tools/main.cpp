@@ -9,6 +9,7 @@
 #include "core/error.hpp"
 #include "core/file_io.hpp"
 #include "core/log.hpp"
+#include "planner/language/execution_graph.hpp"
 #include "tools/backends.hpp"
 #include "tools/command.hpp"
 #if RECYCLE_HAVE_MPI
@@ -51,17 +52,25 @@ void apply_common_rules(CLI::App& app) {
 /// An error about a layout flag that the command line did not give, while the layout came from a
 /// job file (--job): named after the job's field it came from, not a flag the user never typed
 /// (or one the subcommand lacks). Any other error is left as it is.
-InputError from_job(const CLI::App& command, const InputError& e) {
-  // The --job of the command or of its parsed subcommand (profile synth --job).
-  const CLI::App* owner = &command;
-  const CLI::Option* job = command.get_option_no_throw("--job");
+/// The command (or its parsed subcommand: profile synth --job) that holds option `name`, when the
+/// command line gave it; else null.
+const CLI::App* given_in(const CLI::App& command, const std::string& name) {
+  const auto given = [&](const CLI::App& app) {
+    const CLI::Option* o = app.get_option_no_throw(name);
+    return o != nullptr && o->count() > 0;
+  };
+  if (given(command)) return &command;
   for (const CLI::App* sub : command.get_subcommands()) {
-    if (job != nullptr && job->count() > 0) break;
-    owner = sub;
-    job = sub->get_option_no_throw("--job");
+    if (given(*sub)) return sub;
   }
-  if (job == nullptr || job->count() == 0) return e;
+  return nullptr;
+}
+
+InputError from_job(const CLI::App& command, const InputError& e) {
+  const CLI::App* owner = given_in(command, "--job");
+  if (owner == nullptr) return e;
   const CLI::App& app = *owner;
+  const CLI::Option* job = app.get_option("--job");
   static const std::vector<std::pair<std::string, std::string>> kFields = {
       {"--pp", "parallel.pp"},
       {"--dp", "parallel.dp"},
@@ -77,6 +86,20 @@ InputError from_job(const CLI::App& command, const InputError& e) {
       return e;
     const std::string file = job->as<std::string>();
     return InputError(field.empty() ? file : file + ": " + field, e.problem());
+  }
+  return e;
+}
+
+/// An error about a schedule the command made from its flags (a timing past the clock's end),
+/// named after the cost input the command line gave: --costs, or the --profile or --job file.
+InputError from_costs(const CLI::App& command, const InputError& e) {
+  if (e.where() != recycle::planner::kUnnamedSchedule) return e;
+  for (const char* name : {"--costs", "--profile", "--job"}) {
+    const CLI::App* owner = given_in(command, name);
+    if (owner == nullptr) continue;
+    const std::string where =
+        std::string(name) == "--costs" ? name : owner->get_option(name)->as<std::string>();
+    return InputError(where, e.problem());
   }
   return e;
 }
@@ -150,7 +173,9 @@ int main(int argc, char** argv) {
       return status;
     }
   } catch (const recycle::InputError& e) {
-    return print_error(running != nullptr ? from_job(*running->app, e).what() : e.what());
+    return print_error(running != nullptr
+                           ? from_costs(*running->app, from_job(*running->app, e)).what()
+                           : e.what());
   } catch (const std::bad_alloc&) {
     return print_error("out of memory (the configuration is too large for this machine)");
   } catch (const std::exception& e) {

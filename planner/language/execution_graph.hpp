@@ -67,6 +67,10 @@ struct GraphOptions {
 /// the network, so their duration here is ignored).
 using ActionDuration = std::function<Nanos(WorkerId, const Action&)>;
 
+/// What an error names when its caller gave no source for the schedule (one generated from
+/// flags): the command line names the cost input it came from instead (tools/main.cpp).
+inline const std::string kUnnamedSchedule = "schedule";
+
 /// Throws the InputError of a schedule whose times reach kMaxClock (core/units.hpp), naming
 /// `source`: one message for every walker that times schedules.
 [[noreturn]] void refuse_clock(const std::string& source);
@@ -87,7 +91,7 @@ class ExecutionGraph {
   /// schedule's compute reads data made on another worker without a RECV. The graph reads actions
   /// from `schedule`, which must outlive it.
   ExecutionGraph(const Schedule& schedule, const ActionDuration& duration,
-                 const GraphOptions& options, const std::string& source = "schedule");
+                 const GraphOptions& options, const std::string& source = kUnnamedSchedule);
   /// Times from `durations` (action(worker, action), transfer(from, to, send), all_reduce(stage,
   /// peers)), with an ActionIndex of `schedule` the caller has built; defined where the rules'
   /// edges are visible (execution_graph_build.hpp), which only the builders of graphs include.

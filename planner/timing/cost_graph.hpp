@@ -17,11 +17,11 @@ namespace recycle::planner {
 /// constructors throw it. The graph reads actions from `schedule`, which must outlive it.
 [[nodiscard]] ExecutionGraph timed_graph(const Schedule& schedule, const CostModel& model,
                                          const GraphOptions& options,
-                                         const std::string& source = "schedule");
+                                         const std::string& source = kUnnamedSchedule);
 /// The same, reusing an ActionIndex of `schedule` that the caller has built.
 [[nodiscard]] ExecutionGraph timed_graph(const Schedule& schedule, const ActionIndex& index,
                                          const CostModel& model, const GraphOptions& options,
-                                         const std::string& source = "schedule");
+                                         const std::string& source = kUnnamedSchedule);
 
 /// lower() (planner/language/lower.hpp) with `model`'s times: its compute costs, and its transfer
 /// times on the direct network (the data is made when it reaches its reader).

@@ -240,3 +240,12 @@ cli_shell_test("replay: restart.join names its choices" 2
 cli_shell_test("replay: checkpoint.interval_s is seconds or auto" 2
   "^error: .*hio_ra[.]json: checkpoint[.]interval_s: expected seconds or \"auto\", got \"often\" ## $"
   "sed 's/\"interval_s\": 600/\"interval_s\": \"often\"/' ${DATA}/replay_job.json > ${OUT}/hio_ra.json && ${P} replay --job ${OUT}/hio_ra.json --trace ${DATA}/replay_trace.csv 2>&1")
+
+# A timing past the clock's end names the cost input the user gave, not the schedule the command
+# made from its flags.
+cli_test("a timing past 73 years names --costs" 2
+  "^error: --costs: the schedule's timing passes 73 years of simulated time.* ## $"
+  simulate --schedule 1f1b --pp 4 --microbatches 65536 --costs 1e6,1e6,1e6)
+cli_test("a timing past 73 years names the --profile file" 2
+  "^error: .*profile_cost_1e6.json: the schedule's timing passes 73 years.* ## $"
+  plan --schedule zb-h2 --pp 1 --microbatches 65536 --profile ${CMAKE_CURRENT_SOURCE_DIR}/../hostile/files/profile_cost_1e6.json)

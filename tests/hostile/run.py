@@ -2,8 +2,9 @@
 """Runs the hostile-input corpus (cases.txt) against the recycle program.
 
 Each case must exit with one of its allowed codes within the time limit, never die of a signal or
-print "internal error"; exit 2 must print exactly one line starting with "error:" on stderr; and a
-case that does not exit 0 must leave nothing behind in its output directory. Prints every case that
+print "internal error"; exit 2 must print exactly one line starting with "error:" on stderr, which
+names a flag or a file (not "error: schedule:"); and a case that does not exit 0 must leave nothing
+behind in its output directory. Prints every case that
 breaks a rule and exits 1 if any does.
 
 usage: run.py RECYCLE CASES FILES DATA [--timeout SECONDS]
@@ -67,6 +68,10 @@ def main():
                 errors = [l for l in err.splitlines() if l.startswith("error:")]
                 if len(errors) != 1:
                     problems.append(f"{len(errors)} 'error:' lines on stderr, expected 1")
+                # An error names what the user gave (a flag, a file), never the placeholder of
+                # a schedule made from flags (planner::kUnnamedSchedule).
+                if any(l.startswith("error: schedule:") for l in errors):
+                    problems.append("the error names no flag or file ('error: schedule:')")
             if run.returncode != 0:
                 left = sorted(os.listdir(out))
                 if left:

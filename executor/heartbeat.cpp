@@ -1,5 +1,10 @@
 #include "executor/heartbeat.hpp"
 
+#include <algorithm>
+#include <system_error>
+
+#include "core/parallel.hpp"
+
 namespace recycle::executor {
 
 Heartbeats::Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_failed)
@@ -18,19 +23,32 @@ Heartbeats::Heartbeats(std::size_t workers, HeartbeatConfig config, OnFailed on_
     beating_[w] = true;
   }
   threads_.reserve(workers + 1);
-  for (std::size_t w = 0; w < workers; ++w) {
-    if (here.at(w)) threads_.emplace_back([this, w] { beat(w); });
+  const std::size_t wanted =
+      static_cast<std::size_t>(std::count(here.begin(), here.end(), true)) + 1;
+  try {
+    for (std::size_t w = 0; w < workers; ++w) {
+      if (here.at(w)) threads_.emplace_back([this, w] { beat(w); });
+    }
+    threads_.emplace_back([this] { monitor(); });
+  } catch (const std::system_error& e) {
+    const std::size_t started = threads_.size();
+    stop();  // no destructor runs for an object whose constructor throws
+    refuse_thread(started, wanted, e, "validate");
   }
-  threads_.emplace_back([this] { monitor(); });
 }
 
-Heartbeats::~Heartbeats() {
+void Heartbeats::stop() {
   {
     const std::lock_guard lock(mutex_);
     stopping_ = true;
   }
   cv_.notify_all();
   for (std::thread& t : threads_) t.join();
+  threads_.clear();
+}
+
+Heartbeats::~Heartbeats() {
+  stop();
 }
 
 void Heartbeats::stop_beating(std::size_t worker) {

@@ -49,6 +49,8 @@ class Heartbeats {
   void heard(std::size_t worker);
 
  private:
+  /// Ends the beats and the monitor and joins their threads.
+  void stop();
   void beat(std::size_t worker);
   void monitor();
   /// Waits one period; false when the object is being destroyed.

@@ -8,7 +8,11 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
+
+#include "core/parallel.hpp"
 
 #include "executor/run_worker.hpp"
 
@@ -142,9 +146,20 @@ std::int32_t run_segment(RunState<B>& run, const planner::Schedule& schedule, st
     shared.heartbeats = &*heartbeats;
   }
   std::vector<std::thread> threads;
+  const auto wanted = static_cast<std::size_t>(std::count(here.begin(), here.end(), true));
   for (std::size_t i = 0; i < workers.size(); ++i) {
     if (!here[i]) continue;
-    threads.emplace_back([&, i] {
+    const auto start = [&](auto&& body) {
+      try {
+        threads.emplace_back(std::forward<decltype(body)>(body));
+      } catch (const std::system_error& e) {
+        // The workers started wait on ones that never will: the abort wakes them.
+        shared.abort.raise("a worker thread could not start");
+        for (std::thread& t : threads) t.join();
+        refuse_thread(threads.size(), wanted, e, "validate");
+      }
+    };
+    start([&, i] {
       const std::size_t w = index.at(schedule.workers[i].id);
       WorkerRun& out = result.workers[w];
       try {

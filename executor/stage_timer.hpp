@@ -10,9 +10,11 @@
 #include <chrono>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
+#include "core/parallel.hpp"
 #include "executor/cpu_pin.hpp"
 #include "executor/footprint.hpp"
 #include "executor/measure.hpp"
@@ -54,8 +56,17 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
     }
   };
   std::vector<std::thread> others;
+  const auto start = [&](auto&& body) {
+    try {
+      others.emplace_back(std::forward<decltype(body)>(body));
+    } catch (const std::system_error& e) {
+      done = true;
+      for (std::thread& t : others) t.join();
+      refuse_thread(others.size(), static_cast<std::size_t>(load.concurrent), e, "validate");
+    }
+  };
   for (std::int32_t k = 1; k < load.concurrent; ++k) {
-    others.emplace_back([&, k] {
+    start([&, k] {
       guarded([&] {
         pin(k);
         auto copy = make_stage();
@@ -110,7 +121,9 @@ MeasuredStage time_stage(MakeStage&& make_stage, const Tensor& input, const Tens
     }
   };
   if (pinned) {
-    std::thread([&] { guarded(timed); }).join();  // the caller's own thread stays where it was
+    start([&] { guarded(timed); });  // the caller's own thread stays where it was
+    others.back().join();
+    others.pop_back();
   } else {
     guarded(timed);
   }

@@ -12,11 +12,13 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "executor/channels.hpp"
 #include "executor/cuda/cuda_stage.hpp"
 #include "executor/cuda/device_tensor.hpp"
@@ -496,7 +498,16 @@ Nanos time_all_reduce(const CudaBackend& backend, std::size_t floats, std::int32
   std::vector<std::thread> threads;
   std::vector<std::string> errors(static_cast<std::size_t>(ranks));
   for (std::int32_t r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
+    const auto start = [&](auto&& body) {
+      try {
+        threads.emplace_back(std::forward<decltype(body)>(body));
+      } catch (const std::system_error& e) {
+        abort.raise("a rank's thread could not start");  // wakes the ranks that wait on it
+        for (std::thread& t : threads) t.join();
+        refuse_thread(threads.size(), static_cast<std::size_t>(ranks), e, "--backend cuda");
+      }
+    };
+    start([&, r] {
       try {
         backend.enter(static_cast<std::size_t>(r));
         const Lane& lane = backend.lane(static_cast<std::size_t>(r));

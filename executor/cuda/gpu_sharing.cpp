@@ -6,9 +6,11 @@
 #include <latch>
 #include <memory>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "core/error.hpp"
+#include "core/parallel.hpp"
 #include "executor/cuda/cuda_stage.hpp"
 #include "executor/cuda/device_tensor.hpp"
 
@@ -22,8 +24,18 @@ double wall_seconds(const StageShape& shape, int device, std::int32_t n, std::in
   std::mutex failure;
   std::exception_ptr failed;
   std::vector<std::thread> threads;
+  const auto launch = [&](std::int32_t k, auto&& body) {
+    try {
+      threads.emplace_back(std::forward<decltype(body)>(body));
+    } catch (const std::system_error& e) {
+      ready.count_down(n - k);  // the threads never started will not count themselves
+      go.count_down();
+      for (std::thread& t : threads) t.join();
+      refuse_thread(threads.size(), static_cast<std::size_t>(n), e, "--backend cuda");
+    }
+  };
   for (std::int32_t k = 0; k < n; ++k) {
-    threads.emplace_back([&, k] {
+    launch(k, [&, k] {
       bool counted = false;
       try {
         select_device(device);

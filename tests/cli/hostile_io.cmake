@@ -249,3 +249,10 @@ cli_test("a timing past 73 years names --costs" 2
 cli_test("a timing past 73 years names the --profile file" 2
   "^error: .*profile_cost_1e6.json: the schedule's timing passes 73 years.* ## $"
   plan --schedule zb-h2 --pp 1 --microbatches 65536 --profile ${CMAKE_CURRENT_SOURCE_DIR}/../hostile/files/profile_cost_1e6.json)
+
+# A limit on threads too low for the run (tests/cli/thread_limit.sh; skipped where the tests do not
+# run as root with setpriv): validate refuses in one line, study runs on the threads it gets.
+add_test(NAME "cli: under a thread limit validate refuses in one line and study writes the same bytes"
+         COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/thread_limit.sh $<TARGET_FILE:recycle> ${DATA}/replay_job.json)
+set_tests_properties("cli: under a thread limit validate refuses in one line and study writes the same bytes"
+                     PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 300)

@@ -45,12 +45,30 @@ double RunResult::iteration_time_s() const {
   return mean_spacing_s(iteration_end_ns, 0, iteration_end_ns.size());
 }
 
+namespace {
+
+/// The iterations [first, last) of schedule `segment`.
+std::pair<std::size_t, std::size_t> segment_range(const RunResult& r, std::size_t segment) {
+  const auto first = static_cast<std::size_t>(r.segment_start.at(segment));
+  const std::size_t last = segment + 1 < r.segment_start.size()
+                               ? static_cast<std::size_t>(r.segment_start[segment + 1])
+                               : r.iteration_end_ns.size();
+  return {first, last};
+}
+
+}  // namespace
+
 double RunResult::iteration_time_s(std::size_t segment) const {
-  const std::size_t first = static_cast<std::size_t>(segment_start.at(segment));
-  const std::size_t last = segment + 1 < segment_start.size()
-                               ? static_cast<std::size_t>(segment_start[segment + 1])
-                               : iteration_end_ns.size();
+  const auto [first, last] = segment_range(*this, segment);
   return mean_spacing_s(iteration_end_ns, first, last);
+}
+
+std::vector<double> RunResult::iteration_times_s(std::size_t segment) const {
+  const auto [first, last] = segment_range(*this, segment);
+  std::vector<double> out;
+  for (std::size_t k = first + 1; k < last; ++k)
+    out.push_back(static_cast<double>(iteration_end_ns[k] - iteration_end_ns[k - 1]) * 1e-9);
+  return out;
 }
 
 namespace {

@@ -112,6 +112,9 @@ struct RunResult {
   /// The same over the iterations schedule `segment` ran (segment_start); 0 when it finished
   /// fewer than two.
   [[nodiscard]] double iteration_time_s(std::size_t segment) const;
+  /// Each iteration's time of schedule `segment` after its first: the spacings of their ends,
+  /// whose mean is iteration_time_s(segment); empty when it finished fewer than two.
+  [[nodiscard]] std::vector<double> iteration_times_s(std::size_t segment) const;
 };
 
 class Peers;

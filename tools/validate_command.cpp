@@ -1,5 +1,8 @@
 // `recycle validate`: measure the workload's operations, predict the schedule's iteration time
 // with the simulator's steady state, run the schedule on the cpu backend, and compare.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -11,6 +14,8 @@
 #include "core/file_io.hpp"
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
+#include "executor/machine_load.hpp"
+#include "executor/machine_load.hpp"
 #include "executor/measure.hpp"
 #include "executor/run_costs.hpp"
 #include "executor/runtime.hpp"
@@ -158,8 +163,57 @@ struct Segment {
   /// workers shared a GPU.
   std::optional<double> predicted_from_run_s;
   std::optional<double> measured_s;  ///< nullopt when fewer than two of its iterations finished
+  std::vector<double> times_s;       ///< each of its iterations after the first, measured
   std::int32_t first = 0, end = 0;   ///< its iterations
 };
+
+/// The measurement's own spread: the median of a segment's iteration times and their range.
+struct Spread {
+  double median = 0, low = 0, high = 0;
+  /// Whether `predicted` lies within the range: an error no larger than the run's own variation.
+  [[nodiscard]] bool holds(double predicted) const { return low <= predicted && predicted <= high; }
+};
+
+std::optional<Spread> spread_of(const Segment& s) {
+  if (s.times_s.empty()) return std::nullopt;
+  std::vector<double> t = s.times_s;
+  std::sort(t.begin(), t.end());
+  const std::size_t n = t.size();
+  return Spread{n % 2 == 1 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2, t.front(), t.back()};
+}
+
+/// Actions shorter than this are too short to time against the thread hand-offs and the
+/// scheduler's wake-ups on a small machine: measured on 2 cores (docs/validation.md), 1F1B at
+/// PP 2 with 8 micro-batches erred by -14 % to -57 % with actions of 0.09-0.37 ms (--width 256)
+/// and by -5 % to +2 % with actions of 1.7-3.4 ms (--width 1024), three runs each.
+constexpr double kShortestTimedS = 1e-3;
+
+/// Other processes busy beyond what the run leaves free by this many cores on average: the
+/// measurement includes waiting for them.
+constexpr double kBusyMarginCores = 0.25;
+
+/// The machine the run was measured on, beside the run itself.
+struct Conditions {
+  std::optional<double> others_cores;  ///< cores other processes kept busy (machine_load.hpp)
+  std::int64_t machine_cores = 0;      ///< online cpus
+  std::int64_t run_cores = 0;          ///< cores the run's workers compute on at once
+  /// Whether other processes took more than the cores the run left free.
+  [[nodiscard]] bool busy() const {
+    return others_cores &&
+           *others_cores > static_cast<double>(machine_cores - run_cores) + kBusyMarginCores;
+  }
+};
+
+/// The shortest of the measured F, I and W of a stage's micro-batch, in seconds.
+double shortest_action_s(const profiles::StageProfile& stage, char& which) {
+  const std::pair<char, Nanos> actions[] = {
+      {'F', stage.forward}, {'I', stage.backward_input}, {'W', stage.backward_weight}};
+  const auto* low =
+      std::min_element(std::begin(actions), std::end(actions),
+                       [](const auto& a, const auto& b) { return a.second < b.second; });
+  which = low->first;
+  return static_cast<double>(low->second) * 1e-9;
+}
 
 std::string name_of(const planner::Schedule& s) {
   return s.failed.empty() ? s.generator : s.generator + " around " + failed_text(s.failed);
@@ -196,7 +250,7 @@ std::vector<executor::Kill> plan_kills(const ValidateOptions& o, const planner::
 void print_text(const ValidateOptions& o, const profiles::Profile& measured, std::int32_t in_flight,
                 const planner::Costs& costs, const std::vector<Segment>& segments,
                 const RunResult& run, const Sharing& sharing, const std::vector<double>& throughput,
-                std::optional<double> difference) {
+                std::optional<double> difference, const Conditions& conditions) {
   const planner::Layout& layout = segments.front().lowered.layout;
   std::printf(
       "%s on the %s backend: PP %d, DP %d, %d micro-batches of %d x %d, %s per stage, "
@@ -271,6 +325,15 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
                   *s.predicted_from_run_s * 1e3, *s.measured_s * 1e3,
                   100.0 * (*s.predicted_from_run_s - *s.measured_s) / *s.measured_s);
     }
+    if (const auto spread = spread_of(s)) {
+      std::printf(
+          "  %zu iteration(s) measured: median %.3f ms, %.3f to %.3f ms; the prediction "
+          "is %s\n",
+          s.times_s.size(), spread->median * 1e3, spread->low * 1e3, spread->high * 1e3,
+          spread->holds(s.predicted_s) ? "inside that range (the error is within the "
+                                         "run's own variation)"
+                                       : "outside that range");
+    }
     std::printf("%-36s %12.1f %12.1f\n", "throughput (samples/s)", samples / s.predicted_s,
                 samples / *s.measured_s);
   }
@@ -308,11 +371,31 @@ void print_text(const ValidateOptions& o, const profiles::Profile& measured, std
                     : "the fault-free run",
                 *difference, *difference < 1e-5 ? "within 1e-5" : "ABOVE 1e-5");
   }
+  char which = 'F';
+  const double shortest = shortest_action_s(stage, which);
+  if (shortest < kShortestTimedS) {
+    std::printf(
+        "note: the shortest action (%c, %.3f ms) takes under %.0f ms: at that length the thread "
+        "hand-offs and the scheduler's wake-ups are a large share of an iteration, and the "
+        "error varies from run to run (docs/validation.md); a larger --width (1024, the "
+        "default, or more) or --microbatch-size times actions of milliseconds\n",
+        which, shortest * 1e3, kShortestTimedS * 1e3);
+  }
+  if (conditions.busy()) {
+    std::printf(
+        "note: other processes kept %.2f of this machine's %lld cores busy during the run, "
+        "which left %lld free beside its %lld: the measured times include waiting for them, "
+        "which the prediction does not model; measure on a quiet machine\n",
+        *conditions.others_cores, static_cast<long long>(conditions.machine_cores),
+        static_cast<long long>(conditions.machine_cores - conditions.run_cores),
+        static_cast<long long>(conditions.run_cores));
+  }
 }
 
 nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& segments,
                        const RunResult& run, bool shared, const std::vector<double>& throughput,
-                       std::optional<double> difference) {
+                       std::optional<double> difference, const profiles::StageProfile& stage,
+                       const Conditions& conditions) {
   const auto number = [](std::optional<double> x) {
     return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
   };
@@ -335,6 +418,19 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
   j["error_pct"] = number(error(last));
   j["predicted_from_run_costs_s"] = number(last.predicted_from_run_s);
   j["error_from_run_costs_pct"] = number(error_from_run(last));
+  j["measured_iteration_times_s"] = last.times_s;
+  if (const auto spread = spread_of(last)) {
+    j["measured_median_s"] = spread->median;
+    j["measured_min_s"] = spread->low;
+    j["measured_max_s"] = spread->high;
+    j["prediction_inside_spread"] = spread->holds(last.predicted_s);
+  }
+  char which = 'F';
+  j["shortest_action_s"] = shortest_action_s(stage, which);
+  j["shortest_action_too_short"] = j["shortest_action_s"].get<double>() < kShortestTimedS;
+  j["other_processes_busy_cores"] = number(conditions.others_cores);
+  j["machine_cores"] = conditions.machine_cores;
+  j["machine_busier_than_assumed"] = conditions.busy();
   if (!throughput.empty()) j["gpu_sharing_throughput"] = throughput;
   if (difference) {
     j["max_relative_weight_difference"] = *difference;
@@ -349,6 +445,7 @@ nlohmann::json to_json(const ValidateOptions& o, const std::vector<Segment>& seg
                       {"end_iteration", s.end},
                       {"predicted_iteration_time_s", s.predicted_s},
                       {"measured_iteration_time_s", number(s.measured_s)},
+                      {"measured_iteration_times_s", s.times_s},
                       {"error_pct", number(error(s))},
                       {"predicted_from_run_costs_s", number(s.predicted_from_run_s)},
                       {"error_from_run_costs_pct", number(error_from_run(s))}});
@@ -415,6 +512,8 @@ int run_validate(ValidateOptions o) {
     for (const std::int32_t held : planner::peak_inflight_chunks(planner::lower(*sketch, unit)))
       in_flight = std::max(in_flight, held);
   }
+  // Other processes' use of the machine, from before the costs are timed to the run's end.
+  const std::optional<executor::LoadSample> load_before = executor::sample_load();
   const profiles::Profile measured =
       measure_profile(backend, o.run.shape, layout.pp, layout.dp, o.repetitions, in_flight, placed);
   // Measured per chunk; a worker of several chunks (interleaved, V) runs that many per stage.
@@ -477,10 +576,19 @@ int run_validate(ValidateOptions o) {
   }
 
   const RunResult run = run_on(backend, lowered, o.run);
+  Conditions conditions;
+  if (const auto load_after = executor::sample_load(); load_before && load_after)
+    conditions.others_cores = executor::others_busy_cores(*load_before, *load_after);
+  conditions.machine_cores = std::max<long>(1, sysconf(_SC_NPROCESSORS_ONLN));
+  conditions.run_cores = static_cast<std::int64_t>(
+      sharing.shared ? sharing.units : std::min(lowered.workers.size(), usable_cores()));
   for (std::size_t i = 0; i < segments.size(); ++i) {
     segments[i].first = run.segment_start[i];
     segments[i].end = i + 1 < segments.size() ? run.segment_start[i + 1] : o.run.iterations;
-    if (segments[i].end - segments[i].first >= 2) segments[i].measured_s = run.iteration_time_s(i);
+    if (segments[i].end - segments[i].first >= 2) {
+      segments[i].measured_s = run.iteration_time_s(i);
+      segments[i].times_s = run.iteration_times_s(i);
+    }
   }
   if (!shared || !o.run.pin_cpus.empty()) {
     // The same prediction from what the run's own actions took (their processor time on shared
@@ -508,9 +616,13 @@ int run_validate(ValidateOptions o) {
   }
   if (!o.chrome_trace.empty()) write_text_file(o.chrome_trace, measured_chrome_trace(lowered, run));
   if (o.json) {
-    std::printf("%s\n", to_json(o, segments, run, shared, throughput, difference).dump(2).c_str());
+    std::printf("%s\n", to_json(o, segments, run, shared, throughput, difference,
+                                measured.stages.front(), conditions)
+                            .dump(2)
+                            .c_str());
   } else {
-    print_text(o, measured, in_flight, costs, segments, run, sharing, throughput, difference);
+    print_text(o, measured, in_flight, costs, segments, run, sharing, throughput, difference,
+               conditions);
   }
   return difference && *difference >= 1e-5 ? kExitFailed : kExitOk;
 }
@@ -528,6 +640,9 @@ Command add_validate_command(CLI::App& app) {
   sub->add_option("--backend", o->backend,
                   "cpu (default): a thread per worker on OpenBLAS; cuda: a GPU per worker, or "
                   "every worker on a one-GPU machine's GPU");
+  // Actions of milliseconds, which the thread hand-offs and the scheduler's wake-ups do not
+  // swamp (kShortestTimedS); the layers profile measure times keep the executor's default.
+  o->run.shape.width = 1024;
   add_shape_options(*sub, o->run.shape);
   sub->add_option("--iterations", o->run.iterations,
                   "Iterations to run; the first is warm-up (default 4)")

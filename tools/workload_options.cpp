@@ -6,7 +6,8 @@
 namespace recycle::tools {
 
 void add_shape_options(CLI::App& app, executor::StageShape& shape) {
-  app.add_option("--width", shape.width, "Features per layer (default 256)")
+  app.add_option("--width", shape.width,
+                 "Features per layer (default " + std::to_string(shape.width) + ")")
       ->check(whole_range(1, 16384));
   app.add_option("--layers-per-stage", shape.layers, "Layers per stage (default 2)")
       ->check(whole_range(1, 1024));

@@ -1,7 +1,7 @@
 # recycle validate: the runtime's arithmetic is checked in tests/executor; here: what a user sees
 # (small sizes, so the figures are not asserted, only their presence) and every mistake.
 cli_test("validate compares predicted and measured" 0
-  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch, 2 held at once: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 "
+  "1f1b on the cpu backend: PP 2, DP 1, 4 micro-batches .* ## measured costs per micro-batch, 2 held at once: F [0-9.]+ ms.* ## iteration time +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   from the run's own costs +[0-9.]+ ms +[0-9.]+ ms +[-+][0-9.]+% ##   2 iteration[(]s[)] measured: median [0-9.]+ ms, [0-9.]+ to [0-9.]+ ms[;] the prediction is (inside|outside) that range.* ## throughput .* ## busy [(]0,0[)] .* ## micro-batches processed: 12 .* ## note: the shortest action [(][FIW], 0[.][0-9]+ ms[)] takes under 1 ms: .* a larger --width [(]1024, the default, or more[)]"
   validate --schedule 1f1b --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 3 --repetitions 3)
 # The operations are timed holding as many micro-batches as the schedule's busiest worker: 1F1B's
 # first stage holds PP = 2 (above), GPipe's every stage all 4.
@@ -9,7 +9,7 @@ cli_test("validate: GPipe's costs are timed with all its micro-batches held" 0
   "measured costs per micro-batch, 4 held at once: F "
   validate --schedule gpipe --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 2 --repetitions 3)
 cli_test("validate --json" 0
-  "\"error_from_run_costs_pct\": [-0-9.e]+, ##  *\"error_pct\": [-0-9.e]+, ##  *\"iterations\": 2, ##  *\"measured_iteration_time_s\": [0-9.e-]+, ##  *\"microbatches_processed\": 8, ##  *\"predicted_from_run_costs_s\": [0-9.e-]+, ##  *\"predicted_iteration_time_s\": [0-9.e-]+,"
+  "\"error_from_run_costs_pct\": [-0-9.e]+, ##  *\"error_pct\": [-0-9.e]+, ##  *\"iterations\": 2, ##  *\"machine_busier_than_assumed\": (true|false), ##  *\"machine_cores\": [0-9]+, ##  *\"measured_iteration_time_s\": [0-9.e-]+, ##  *\"measured_iteration_times_s\": [[] ##  *[0-9.e-]+ ##  *[]], ##  *\"measured_max_s\": [0-9.e-]+, ##  *\"measured_median_s\": [0-9.e-]+, ##  *\"measured_min_s\": [0-9.e-]+, ##  *\"microbatches_processed\": 8, ##  *\"other_processes_busy_cores\": [0-9.e-]+, ##  *\"predicted_from_run_costs_s\": [0-9.e-]+, ##  *\"predicted_iteration_time_s\": [0-9.e-]+, ##  *\"prediction_inside_spread\": (true|false), .* ##  *\"shortest_action_s\": [0-9.e-]+, ##  *\"shortest_action_too_short\": true ## }"
   validate --schedule zb-h1 --pp 2 --microbatches 4 --width 32 --microbatch-size 4 --iterations 2 --repetitions 3 --json)
 cli_test("validate --check-equivalence with a failed worker" 0
   "micro-batches processed: 24 .* ## equivalence: max relative weight difference against the fault-free run: [0-9.e-]+ [(]within 1e-5[)]"
@@ -219,3 +219,9 @@ cli_test("validate: 2bw runs two weight versions, checked against PipeDream-2BW'
 cli_test("validate: 2bw with a kill, which drops whole iterations" 2
   "^error: --kill: a kill drops and redoes whole iterations, which a schedule of two weight versions [(]2bw[)] runs across"
   validate --schedule 2bw --pp 2 --dp 2 --microbatches 2 --iterations 4 --width 32 --kill 1:1@2.5)
+
+# Other processes keeping every core busy during the run are measured (/proc/stat less the run's
+# own processor time) and said: one busy loop per online cpu, for the run's whole length.
+cli_shell_test("validate says when other processes kept the machine busy" 0
+  "note: other processes kept [0-9.]+ of this machine's [0-9]+ cores busy during the run"
+  "n=$(getconf _NPROCESSORS_ONLN); pids=; for i in $(seq $n); do (while :; do :; done) & pids=\"$pids $!\"; done; ${P} validate --schedule 1f1b --pp 2 --microbatches 4 --width 256 --iterations 3 --repetitions 3; r=$?; kill $pids; exit $r")

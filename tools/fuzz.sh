@@ -10,7 +10,7 @@ seconds=${FUZZ_SECONDS:-60}
 jobs=${FUZZ_JOBS:-$(nproc)}
 build=${FUZZ_BUILD:-build-fuzz}
 
-all=(schedule_json schedule_csv plan_table profile job native_csv bamboo infinitehbd simgrid step_table)
+all=(schedule_json schedule_csv plan_table profile job native_csv bamboo infinitehbd simgrid step_table study_merge)
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=("${all[@]}")
 
@@ -36,6 +36,7 @@ seeds() {
     infinitehbd) ls tests/traces/data/*infinitehbd* tests/hostile/files/*infinitehbd* ;;
     simgrid) ls tests/traces/data/simgrid/* tests/hostile/files/simgrid_* ;;
     step_table) ls tests/cli/data/replay_*steps*.csv tests/hostile/files/steps_*.csv ;;
+    study_merge) ls tests/hostile/files/study_*.csv ;;
   esac 2> /dev/null || true
 }
 

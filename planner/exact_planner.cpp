@@ -8,6 +8,7 @@
 
 #include "core/error.hpp"
 #include "planner/exact_formulations.hpp"
+#include "planner/generators.hpp"
 #include "planner/language/semantics.hpp"
 #include "planner/language/timing.hpp"
 #include "planner/recycle_planner.hpp"
@@ -69,6 +70,13 @@ std::string_view formulation_name(Formulation formulation) noexcept {
 
 ExactResult plan_exact(const ExactOptions& options) {
   const auto started = Clock::now();
+  if (canonical_schedule_name(options.base) == "2bw") {
+    // Its lists run two iterations' actions (the lag); the MILP orders one iteration's.
+    throw InputError("--exact",
+                     "the exact planner orders one iteration's F, I and W; a 2bw base lists "
+                     "actions of two iterations at once, which it does not model: plan 2bw "
+                     "without --exact");
+  }
   const Costs costs = checked_costs(options);
   {
     // Before the heuristic plans: each live worker runs at least its own F, I and W of every

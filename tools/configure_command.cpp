@@ -52,6 +52,7 @@ struct ConfigureArgs {
   // Under failures.
   TraceSource trace;
   std::string preset;
+  std::string rate;  ///< failures per 1,000 node-days of the generated traces
   std::int64_t seeds = 3;
   std::string days;
   std::string policy = "all";
@@ -374,7 +375,7 @@ std::string failure_table(const std::vector<planner::Configuration>& configs,
                                                  gpus, a.global_batch, why));
 }
 
-int run_configure(const ConfigureArgs& a) {
+int run_configure(ConfigureArgs a) {
   if (a.json && a.csv) throw InputError("--csv", "give either --json or --csv");
   planner::ConfigureSpace space;
   Named model;
@@ -464,10 +465,17 @@ int run_configure(const ConfigureArgs& a) {
                      "expected flash or standard, got \"" + shown(a.attention) + "\"");
   }
   space.flash_attention = a.attention == "flash";
-  const bool failures = !a.trace.path.empty() || !a.preset.empty();
   if (!a.trace.path.empty() && !a.preset.empty()) {
     throw InputError("--trace", "give either --trace FILE or --trace-preset NAME");
   }
+  if (!a.trace.path.empty() && !a.rate.empty()) {
+    throw InputError("--rate",
+                     "sets the rate of generated traces: give either --trace FILE or "
+                     "--rate (with or without --trace-preset)");
+  }
+  // --rate alone generates the llama3-like shape (its causes and repair times) at that rate.
+  if (!a.rate.empty() && a.preset.empty()) a.preset = "llama3-like";
+  const bool failures = !a.trace.path.empty() || !a.preset.empty();
   sim::FailureSpace fs;
   if (failures) {
     fs.model = model.json;
@@ -488,6 +496,13 @@ int run_configure(const ConfigureArgs& a) {
     fs.threads = a.threads;
     if (!a.preset.empty()) {
       fs.preset = traces::find_generator_preset(a.preset, "--trace-preset").name;
+      if (!a.rate.empty()) {
+        fs.rate = parse_double(a.rate, "--rate");
+        if (!(*fs.rate > 0) || *fs.rate > 1e6) {
+          throw InputError("--rate", "expected failures per 1,000 node-days in (0, 1e6], got '" +
+                                         shown(a.rate) + "'");
+        }
+      }
       if (a.seeds < 1 || a.seeds > 1000) throw InputError("--seeds", "must be 1 to 1000");
       fs.seeds = a.seeds;
       fs.days = a.days.empty() ? 30
@@ -523,9 +538,13 @@ int run_configure(const ConfigureArgs& a) {
     ProgressBar replays("configure: replays", !a.quiet);
     fs.progress = [&replays](double done) { replays(done); };
     under = sim::rank_under_failures(candidates, fs);
-    trace_name = a.preset.empty() ? a.trace.path
-                                  : fmt::format("{} preset, {} seeds of {:g} days", fs.preset,
-                                                fs.seeds, fs.days);
+    trace_name =
+        a.preset.empty() ? a.trace.path
+        : fs.rate        ? fmt::format(
+                               "{} preset at {:g} failures per 1,000 node-days, "
+                                      "{} seeds of {:g} days",
+                               fs.preset, *fs.rate, fs.seeds, fs.days)
+                  : fmt::format("{} preset, {} seeds of {:g} days", fs.preset, fs.seeds, fs.days);
   }
 
   const auto first_run = std::find_if(under.begin(), under.end(),
@@ -649,6 +668,9 @@ Command add_configure_command(CLI::App& app) {
   sub->add_option("--trace-preset", a->preset,
                   "Rank under failures of generated traces: llama3-like, cloud-bad, ... (trace gen "
                   "--preset)");
+  sub->add_option("--rate", a->rate,
+                  "Failures per 1,000 node-days of the generated traces: the --trace-preset's "
+                  "shape at this rate (llama3-like without one)");
   auto* seeds = sub->add_option("--seeds", a->seeds,
                                 "Traces per configuration with --trace-preset, seeds 1..N "
                                 "(default 3)");

@@ -79,6 +79,7 @@ std::vector<FailureRow> rank_under_failures(
           traces::GeneratorOptions generator =
               traces::find_generator_preset(space.preset, "--trace-preset").options;
           generator.days = space.days;
+          if (space.rate) generator.rate = *space.rate;
           generator.nodes = nodes;
           generator.seed = seed;
           trace = traces::generate_trace(generator);

@@ -31,6 +31,7 @@ struct FailureSpace {
   std::optional<Seconds> checkpoint_interval;
   /// A generator preset, one trace per seed 1..seeds of `days` ...
   std::string preset;
+  std::optional<double> rate;  ///< failures per 1,000 node-days in place of the preset's
   std::int64_t seeds = 3;
   double days = 30;
   /// ... or a trace file, mapped onto each cluster (`map.nodes` is set per configuration) or

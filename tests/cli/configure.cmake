@@ -54,3 +54,12 @@ cli_test("configure --csv under failures gives the replayed rows" 0
   "^rank,fault_free_rank,tp,pp,dp,.*,policy,spares,samples_per_s,.* ## 1,1,"
   configure --model gpt3-1.3b --hardware a100-80g --gpus 16 --global-batch 64 --quiet
   --trace-preset llama3-like --seeds 1 --days 5 --candidates 2 --policy recycle --csv)
+
+# --rate: the generated traces' failure rate (the llama3-like preset's shape without --trace-preset).
+cli_test("configure --rate alone ranks under the llama3-like preset at that rate" 0
+  "under failures [(]llama3-like preset at 500 failures per 1,000 node-days, 1 seeds of 2 days"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 16 --rate 500 --days 2 --seeds 1 --quiet --top 1 --candidates 2)
+cli_test("configure --rate must be positive" 2 "^error: --rate: expected failures per 1,000 node-days in [(]0, 1e6[]], got '-1' ## $"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 16 --rate -1)
+cli_test("configure --rate with a trace file is refused" 2 "^error: --rate: sets the rate of generated traces"
+  configure --model gpt3-350m --hardware a100-80g --gpus 8 --global-batch 16 --rate 5 --trace ${DATA}/replay_trace.csv)

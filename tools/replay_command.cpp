@@ -60,7 +60,7 @@ int run_replay(const ReplayArgs& a) {
   const std::vector<sim::PolicyKind> chosen = sim::parse_policies(a.policy, "--policy");
   const profiles::Job job = profiles::load_job(a.job);
   const planner::JobModel model = planner::job_model(job, a.schedule);
-  planner::require_runnable(a.schedule.empty() ? model : planner::job_model(job));
+  planner::require_runnable(model);  // with the schedule the replay runs
   const traces::Trace trace = load_trace(a.trace, job.resilience.cluster.nodes);
   std::optional<sim::StepTable> table;
   if (!a.step_table.empty()) table = sim::StepTable::load(a.step_table);

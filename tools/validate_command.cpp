@@ -15,7 +15,6 @@
 #include "core/parallel.hpp"
 #include "core/parse.hpp"
 #include "executor/machine_load.hpp"
-#include "executor/machine_load.hpp"
 #include "executor/measure.hpp"
 #include "executor/run_costs.hpp"
 #include "executor/runtime.hpp"
@@ -184,8 +183,9 @@ std::optional<Spread> spread_of(const Segment& s) {
 
 /// Actions shorter than this are too short to time against the thread hand-offs and the
 /// scheduler's wake-ups on a small machine: measured on 2 cores (docs/validation.md), 1F1B at
-/// PP 2 with 8 micro-batches erred by -14 % to -57 % with actions of 0.09-0.37 ms (--width 256)
-/// and by -5 % to +2 % with actions of 1.7-3.4 ms (--width 1024), three runs each.
+/// PP 2 with 8 micro-batches erred by -14 % to -57 % with a shortest action of 0.09 ms (--width
+/// 256), by -17 % to +8 % at 0.35-0.38 ms (512), and by -7 % to +2 % at 1.7-2.0 ms (1024; one
+/// run of nine -9.5 %, from one slow iteration).
 constexpr double kShortestTimedS = 1e-3;
 
 /// Other processes busy beyond what the run leaves free by this many cores on average: the

@@ -28,6 +28,14 @@ inline constexpr Nanos kMaxClock = Nanos{1} << 61;
   return static_cast<Nanos>(std::llround(ns));
 }
 
+/// `time` x `count` (both >= 0) as simulated time, saturating at kMaxClock instead of overflowing:
+/// a bound computed before the schedule's own timing refuses times past the clock.
+[[nodiscard]] inline Nanos clock_times(Nanos time, std::int64_t count) noexcept {
+  Nanos out = 0;
+  if (__builtin_mul_overflow(time, count, &out) || out > kMaxClock) return kMaxClock;
+  return out;
+}
+
 [[nodiscard]] inline constexpr Seconds to_seconds(Nanos ns) noexcept {
   return static_cast<Seconds>(ns) / static_cast<Seconds>(kNanosPerSecond);
 }

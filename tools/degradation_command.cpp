@@ -3,7 +3,6 @@
 // re-route (on a 1F1B base) and the fault-free bound (docs/recycle.md).
 #include <algorithm>
 #include <cstdio>
-#include <numeric>
 #include <optional>
 #include <string>
 #include <vector>
@@ -120,11 +119,16 @@ int run_degradation(const DegradationOptions& o) {
   std::vector<Nanos> stage_work(static_cast<std::size_t>(layout.pp), 0);
   for (std::int32_t v = 0; v < layout.virtual_stages(); ++v) {
     const auto& c = costs.virtual_stages[static_cast<std::size_t>(v)];
-    stage_work[static_cast<std::size_t>(layout.stage_of(v))] +=
-        (c.forward + c.backward_input + c.backward_weight) * static_cast<Nanos>(layout.dp) *
-        layout.microbatches;
+    Nanos& w = stage_work[static_cast<std::size_t>(layout.stage_of(v))];
+    // Saturating: costs of up to 1e6 s times many micro-batches pass the clock, which the
+    // timing below refuses with its own error.
+    w = std::min(kMaxClock,
+                 w + clock_times(clock_times(c.forward + c.backward_input + c.backward_weight,
+                                             layout.dp),
+                                 layout.microbatches));
   }
-  const Nanos work = std::accumulate(stage_work.begin(), stage_work.end(), Nanos{0});
+  Nanos work = 0;
+  for (const Nanos w : stage_work) work = std::min(kMaxClock, work + w);
 
   std::vector<Row> rows;
   for (const std::string kind : {"one stage", "spread"}) {

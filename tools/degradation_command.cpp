@@ -122,10 +122,10 @@ int run_degradation(const DegradationOptions& o) {
     Nanos& w = stage_work[static_cast<std::size_t>(layout.stage_of(v))];
     // Saturating: costs of up to 1e6 s times many micro-batches pass the clock, which the
     // timing below refuses with its own error.
-    w = std::min(kMaxClock,
-                 w + clock_times(clock_times(c.forward + c.backward_input + c.backward_weight,
-                                             layout.dp),
-                                 layout.microbatches));
+    w = std::min(
+        kMaxClock,
+        w + clock_times(clock_times(c.forward + c.backward_input + c.backward_weight, layout.dp),
+                        layout.microbatches));
   }
   Nanos work = 0;
   for (const Nanos w : stage_work) work = std::min(kMaxClock, work + w);

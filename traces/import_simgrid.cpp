@@ -96,27 +96,38 @@ struct StateChange {
   std::size_t line = 0;
 };
 
-/// The node's state changes, the pattern unrolled until `horizon` when it loops.
-void unroll(const Pattern& pattern, NodeId node, std::size_t profile, Nanos horizon,
-            std::vector<StateChange>& out) {
+/// The node's state changes, the pattern unrolled until `horizon` when it loops, within
+/// kMaxProfilePeriods and kMaxProfileChanges.
+void unroll(const Pattern& pattern, const SimGridProfile& profile, NodeId node,
+            std::size_t profile_index, Nanos horizon, std::vector<StateChange>& out) {
   bool on = true;
   const Nanos period = pattern.loop_delay && !pattern.points.empty()
                            ? pattern.points.back().date + *pattern.loop_delay
                            : 0;
+  const auto too_many = [&](const std::string& what) {
+    return InputError(profile.source + ":" + std::to_string(pattern.loop_line),
+                      "the profile repeats every " + format_seconds(period) +
+                          " s: unrolled up to --days (" + format_seconds(horizon) +
+                          " s) it makes more than " + what +
+                          " (the limit for one looping profile); give fewer --days or a longer "
+                          "period");
+  };
   // Every pass of the loop moves time on by one period: refuse up front what would take more
-  // passes than the trace may hold events (a period of nanoseconds over weeks).
-  if (period > 0 && horizon / period >= kMaxEvents) {
-    throw InputError("--days", "a profile repeats every " + format_seconds(period) +
-                                   " s: unrolling it up to " + format_seconds(horizon) +
-                                   " s takes more than " + std::to_string(kMaxEvents) + " periods");
+  // passes than a profile may make (a period of nanoseconds over weeks).
+  if (period > 0 && horizon / period >= kMaxProfilePeriods) {
+    throw too_many(std::to_string(kMaxProfilePeriods) + " periods");
   }
+  const std::size_t first = out.size();
   for (Nanos offset = 0;; offset += period) {
     for (const DatedState& point : pattern.points) {
       const Nanos time = offset + point.date;
       if (offset > 0 && time > horizon) return;
       if (point.on != on) {
+        if (offset > 0 && out.size() - first >= static_cast<std::size_t>(kMaxProfileChanges)) {
+          throw too_many(std::to_string(kMaxProfileChanges) + " state changes");
+        }
         out.push_back(
-            {time, node, point.on ? EventKind::kUp : EventKind::kDown, profile, point.line});
+            {time, node, point.on ? EventKind::kUp : EventKind::kDown, profile_index, point.line});
       }
       on = point.on;
       if (static_cast<std::int64_t>(out.size()) > kMaxEvents) {
@@ -153,7 +164,7 @@ LoadedTrace parse_simgrid(const std::vector<SimGridProfile>& profiles,
                        "the loop period is 0");
     }
     if (!pattern.points.empty()) end = std::max(end, pattern.points.back().date);
-    unroll(pattern, node, i, options.duration, changes);
+    unroll(pattern, profile, node, i, options.duration, changes);
   }
   // Merge the nodes' changes by time; at equal times, in profile order, each profile in its order.
   std::stable_sort(changes.begin(), changes.end(),

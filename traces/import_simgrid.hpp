@@ -9,12 +9,20 @@
 // the observation, which must then be given (ImportOptions::duration, `--days`).
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "traces/import.hpp"
 
 namespace recycle::traces {
+
+/// A looping profile, unrolled, may repeat at most kMaxProfilePeriods times, and its repetitions
+/// may not take it past kMaxProfileChanges state changes (a node that flips every 2.6 s for 30
+/// days): the one place where a few bytes become many events. The trace as a whole is bounded by
+/// kMaxEvents.
+inline constexpr std::int64_t kMaxProfilePeriods = 1'000'000;
+inline constexpr std::int64_t kMaxProfileChanges = 1'000'000;
 
 struct SimGridProfile {
   std::string node;    ///< the node's name

@@ -54,6 +54,29 @@ TEST_CASE("SimGrid semantics: states are set, not toggled, and PERIODICITY is th
         L{{10, "n", kDown}, {20, "n", kUp}, {40, "n", kDown}, {50, "n", kUp}});
 }
 
+TEST_CASE("a looping profile is bounded in periods and in state changes, at the bound") {
+  const auto parse = [](const std::string& text, Nanos duration) {
+    ImportOptions options;
+    options.duration = duration;
+    return parse_simgrid({{"n", "n.txt", text}}, options).trace;
+  };
+  // Always up, period 1 s: 999,999 s is 999,999 periods (kept, no event); 1,000,000 s is refused.
+  CHECK(parse("0 1\nLOOPAFTER 1\n", 999'999 * kSecond).events().empty());
+  CHECK_THROWS_WITH_AS(parse("0 1\nLOOPAFTER 1\n", 1'000'000 * kSecond),
+                       "n.txt:2: the profile repeats every 1.000 s: unrolled up to --days "
+                       "(1000000.000 s) it makes more than 1000000 periods (the limit for one "
+                       "looping profile); give fewer --days or a longer period",
+                       InputError);
+  // Down at 2k s, up at 2k + 1 s (period 2 s). Up to 900,000 s: downs for k = 0..450,000 and ups
+  // for k = 0..449,999, 900,001 changes in all. Up to 1,100,000 s the 1,000,001st is refused.
+  CHECK(parse("0 0\n1 1\nLOOPAFTER 1\n", 900'000 * kSecond).events().size() == 900'001);
+  CHECK_THROWS_WITH_AS(parse("0 0\n1 1\nLOOPAFTER 1\n", 1'100'000 * kSecond),
+                       "n.txt:3: the profile repeats every 2.000 s: unrolled up to --days "
+                       "(1100000.000 s) it makes more than 1000000 state changes (the limit for "
+                       "one looping profile); give fewer --days or a longer period",
+                       InputError);
+}
+
 TEST_CASE("SimGrid input errors name the line") {
   const std::string path = data_path("bad_simgrid.txt");
   CHECK_THROWS_WITH_AS(read_simgrid(path, {}),

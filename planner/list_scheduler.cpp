@@ -4,6 +4,7 @@
 #include <array>
 #include <bit>
 #include <map>
+#include <memory>
 
 #include "core/error.hpp"
 #include "planner/language/execution_graph.hpp"
@@ -41,8 +42,8 @@ class Ring {
   template <typename Before>
   void insert_from_back(const T& item, const Before& before) {
     grow_if_full();
-    std::size_t i = tail_++;
-    while (i > head_ && before(item, buf_[(i - 1) & mask_])) {
+    std::uint32_t i = tail_++;
+    while (i != head_ && before(item, buf_[(i - 1) & mask_])) {
       buf_[i & mask_] = buf_[(i - 1) & mask_];
       --i;
     }
@@ -50,20 +51,25 @@ class Ring {
   }
 
  private:
+  // The counters wrap: a power-of-two capacity divides 2^32, so `counter & mask_` stays the slot
+  // and `tail_ - head_` the count.
   void grow_if_full() {
-    if (tail_ - head_ < buf_.size()) return;
-    std::vector<T> bigger(std::max<std::size_t>(4, 2 * buf_.size()));
-    for (std::size_t k = head_; k < tail_; ++k) bigger[k - head_] = buf_[k & mask_];
-    tail_ -= head_;
+    if (buf_ != nullptr && tail_ - head_ <= mask_) return;
+    const std::uint32_t size = buf_ == nullptr ? 4 : 2 * (mask_ + 1);
+    RECYCLE_ASSERT(size != 0, "list scheduling: a queue of 2^32 items");
+    auto bigger = std::make_unique<T[]>(size);
+    std::uint32_t n = 0;
+    for (std::uint32_t k = head_; k != tail_; ++k) bigger[n++] = buf_[k & mask_];
     head_ = 0;
-    buf_.swap(bigger);
-    mask_ = buf_.size() - 1;
+    tail_ = n;
+    buf_ = std::move(bigger);
+    mask_ = size - 1;
   }
 
-  std::vector<T> buf_;
-  std::size_t head_ = 0;  ///< items taken out so far (after the last growth)
-  std::size_t tail_ = 0;  ///< items put in so far (after the last growth)
-  std::size_t mask_ = 0;
+  std::unique_ptr<T[]> buf_;
+  std::uint32_t head_ = 0;  ///< items taken out so far, mod 2^32
+  std::uint32_t tail_ = 0;  ///< items put in so far, mod 2^32
+  std::uint32_t mask_ = 0;  ///< capacity - 1
 };
 
 /// A W waiting to run: FIFO, in the order its I ran.
@@ -73,25 +79,31 @@ struct Weight {
   std::int32_t virtual_stage = 0;
 };
 
-struct WorkerState {
+/// A worker's state. At 2,048 workers the scheduler's time goes to loading it, so it fills three
+/// cache lines exactly: what refresh() and execute() read on every action (times, counts, the
+/// input queue), then the forward queues, then the weight queues.
+struct alignas(64) WorkerState {
   Nanos free_at = 0;
-  std::int32_t held = 0;   ///< chunks of activations
-  std::int64_t limit = 0;  ///< chunks of activations it may hold
+  std::int64_t candidate = -1;  ///< its candidate's key, -1 if none
+  std::uint32_t version = 0;    ///< bumped whenever the candidate changes
+  std::int32_t held = 0;        ///< chunks of activations
   /// Forwards still to run here for micro-batches whose first chunk here ran (several chunks a
   /// worker): room kept for them, so a micro-batch is let in only when all of its chunks fit.
   std::int32_t reserved = 0;
-  std::int64_t remaining = 0;  ///< actions still to place
-  Nanos remaining_time = 0;    ///< their durations, summed
+  std::int32_t limit = 0;  ///< chunks of activations it may hold
   /// Forward and input queues, ordered by (ready, rank). Items arrive almost in
   /// that order: every action of a stage costs the same and actions start in time order, so an
   /// insertion from the back rarely moves more than a tie. `forward` holds the Fs of a worker's
   /// first chunk (each lets a micro-batch in), `later` those of its other chunks.
-  Ring<Ready> forward, later, input;
+  Ring<Ready> input;
+  Nanos remaining_time = 0;  ///< the durations of the actions still to place, summed
+  Ring<Ready> forward, later;
+  std::int64_t remaining = 0;  ///< actions still to place
+  std::int64_t node = -1;      ///< the node it lies wholly on, or -1 (Cluster::same_node)
   Ring<Weight> own_weight, rerouted_weight;  ///< FIFO: Ws run in the order their Is ran
-  std::int64_t candidate = -1;               ///< its candidate's key, -1 if none
-  std::uint32_t version = 0;                 ///< bumped whenever the candidate changes
   WorkerId id;
 };
+static_assert(sizeof(WorkerState) == 192);
 
 /// What a worker would run next: its start and priority in one integer (priority < 4).
 std::int64_t candidate_key(Nanos start, std::int32_t priority) {
@@ -197,7 +209,7 @@ class Scheduler {
         if (charged_) {
           const Cluster& cluster = in.network->cluster;
           const std::int64_t node = cluster.first_node(x.id);
-          node_.push_back(cluster.last_node(x.id) == node ? node : -1);
+          x.node = cluster.last_node(x.id) == node ? node : -1;
         }
         x.limit = in.memory_limit[static_cast<std::size_t>(s)];
       }
@@ -353,7 +365,7 @@ class Scheduler {
   Nanos arrival(const Action& made, std::int32_t from, std::int32_t to) {
     if (!charged_ || from == to) return 0;
     const auto f = static_cast<std::size_t>(from), t = static_cast<std::size_t>(to);
-    const bool near = node_[f] >= 0 && node_[f] == node_[t];
+    const bool near = workers_[f].node >= 0 && workers_[f].node == workers_[t].node;
     Nanos& memo = sent_[4 * static_cast<std::size_t>(made.virtual_stage) +
                         (made.type == ActionType::kForward ? 0 : 2) + (near ? 1 : 0)];
     if (memo < 0) {
@@ -531,8 +543,6 @@ class Scheduler {
   std::vector<DataConsumers> readers_;
   /// arrival() per stage, (F or I/B) x (other node or same node); -1 until computed
   std::vector<Nanos> sent_;
-  /// Per worker: the node it lies wholly on, or -1 when it spans nodes (Cluster::same_node).
-  std::vector<std::int64_t> node_;
   std::vector<std::int32_t> index_;  ///< flat worker id -> index in workers_, -1 if not scheduled
   std::vector<std::int32_t> stand_in_;  ///< per pipeline: the pipeline scheduled for it
   /// per stand-in: the highest pipeline it stands for (its lists are moved out there)

@@ -14,9 +14,10 @@ bool skip_line(const std::string& line) {
   return true;  // blank
 }
 
-void split_record(const std::string& line, const std::string& where, CsvRow& row) {
+void split_record(const std::string& line, const std::string& source, CsvRow& row) {
   std::vector<std::string>& fields = row.fields;
   fields.resize(1);
+  fields.front().clear();
   row.quoted.assign(1, false);
   bool quoted = false;
   for (std::size_t i = 0; i < line.size(); ++i) {
@@ -40,26 +41,36 @@ void split_record(const std::string& line, const std::string& where, CsvRow& row
       fields.back() += c;
     }
   }
-  if (quoted) throw InputError(where, "unterminated quoted field");
+  if (quoted) throw InputError(row.where(source), "unterminated quoted field");
 }
 
 }  // namespace
 
-std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source) {
-  std::vector<CsvRow> rows;
+void for_each_csv_row(const std::string& text, const std::string& source,
+                      const std::function<bool(const CsvRow&)>& visit) {
+  CsvRow row;
+  std::string line;
   std::size_t line_no = 0;
   std::size_t start = 0;
   while (start < text.size()) {
     auto end = text.find('\n', start);
     if (end == std::string::npos) end = text.size();
     ++line_no;
-    const std::string line = text.substr(start, end - start);
+    line.assign(text, start, end - start);
     start = end + 1;
     if (skip_line(line)) continue;
-    CsvRow& row = rows.emplace_back();
     row.line = line_no;
-    split_record(line, source + ":" + std::to_string(line_no), row);
+    split_record(line, source, row);
+    if (!visit(row)) return;
   }
+}
+
+std::vector<CsvRow> parse_csv(const std::string& text, const std::string& source) {
+  std::vector<CsvRow> rows;
+  for_each_csv_row(text, source, [&](const CsvRow& row) {
+    rows.push_back(row);
+    return true;
+  });
   return rows;
 }
 

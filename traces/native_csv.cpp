@@ -97,12 +97,10 @@ bool is_node_number(std::string_view cell) {
   return std::stoll(std::string(t)) < kMaxNodes;
 }
 
-/// Nodes are numbered when every node cell is a node number written without quotes (a quoted cell
-/// is a name, whatever it holds).
-bool all_nodes_numbered(const std::vector<CsvRow>& rows) {
-  return std::all_of(rows.begin() + 1, rows.end(), [](const CsvRow& row) {
-    return row.fields.size() < 2 || (!row.quoted[1] && is_node_number(row.fields[1]));
-  });
+/// Whether the row's node cell is a node number written without quotes (a quoted cell is a name,
+/// whatever it holds): nodes are numbered when every row's is.
+bool numbered_node(const CsvRow& row) {
+  return row.fields.size() < 2 || (!row.quoted[1] && is_node_number(row.fields[1]));
 }
 
 /// A name or cause cell: as written when quoted, else without surrounding spaces.
@@ -133,22 +131,35 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
     throw InputError(where, std::string(text.empty() ? "empty file" : "no header") +
                                 ", expected the header " + std::string(kNativeHeader));
   }
-  const std::vector<CsvRow> rows = parse_csv(text, source);
-  const CsvRow& header = rows.front();
-  std::vector<std::string> got;
-  for (const auto& field : header.fields) got.emplace_back(trim(field));
-  if (got != std::vector<std::string>{"time_s", "node", "event", "cause"}) {
-    throw InputError(header.where(source), "expected the header " + std::string(kNativeHeader));
-  }
+  // Two passes over the text, one record at a time (a file at the event limit holds 50 million):
+  // the header and whether every node is a number, then the events.
+  bool header = true;
+  bool numbered = true;
+  for_each_csv_row(text, source, [&](const CsvRow& row) {
+    if (header) {
+      header = false;
+      std::vector<std::string> got;
+      for (const auto& field : row.fields) got.emplace_back(trim(field));
+      if (got != std::vector<std::string>{"time_s", "node", "event", "cause"}) {
+        throw InputError(row.where(source), "expected the header " + std::string(kNativeHeader));
+      }
+      return true;
+    }
+    numbered = numbered_node(row);
+    return numbered;
+  });
 
-  const bool numbered = all_nodes_numbered(rows);
   TraceBuilder builder(numbered ? TraceBuilder::Naming::kNumbered : TraceBuilder::Naming::kNamed,
                        options.lenient);
   for (std::string& comment : preamble.comments) builder.add_comment(std::move(comment));
   if (preamble.nodes > 0) builder.set_node_count(preamble.nodes, preamble.nodes_where);
   if (preamble.duration >= 0) builder.set_duration(preamble.duration, preamble.duration_where);
-  for (std::size_t i = 1; i < rows.size(); ++i) {
-    const CsvRow& row = rows[i];
+  header = true;
+  for_each_csv_row(text, source, [&](const CsvRow& row) {
+    if (header) {
+      header = false;
+      return true;
+    }
     const std::string where = row.where(source);
     if (row.fields.size() != 4) {
       throw InputError(where, "expected 4 columns (" + std::string(kNativeHeader) + "), got " +
@@ -165,13 +176,14 @@ LoadedTrace parse_native_csv(const std::string& text, const std::string& source,
         numbered ? static_cast<NodeId>(parse_int(node_cell, where)) : builder.named_node(node_cell);
     const EventKind kind = parse_event(row.fields[2], where);
     builder.add(time, node, kind, builder.cause(cell(row, 3)), source, row.line);
-  }
+    return true;
+  });
   apply_declarations(options, builder);
   return std::move(builder).finish();
 }
 
 LoadedTrace read_native_csv(const std::string& path, const ImportOptions& options) {
-  return parse_native_csv(read_text_file(path), path, options);
+  return parse_native_csv(read_text_file(path, kMaxTraceFileBytes), path, options);
 }
 
 namespace {
@@ -233,14 +245,21 @@ std::string format_native_csv(const Trace& trace) {
   return out;
 }
 
-void write_native_csv(const Trace& trace, const std::string& path) {
-  // What this writes, read_native_csv reads back: it refuses a trace of no nodes.
+void write_native_csv(const Trace& trace, const std::string& path, std::size_t max_bytes) {
+  // What this writes, read_native_csv reads back: it refuses a trace of no nodes, and a file past
+  // the size it reads.
   if (trace.node_count() < 1) {
     throw InputError(path,
                      "the trace names no node, so it would not read back: give --nodes N "
                      "(the nodes it was recorded on)");
   }
-  write_text_file(path, format_native_csv(trace));
+  const std::string text = format_native_csv(trace);
+  if (text.size() > max_bytes) {
+    throw InputError(path, fmt::format("the trace's {} events take {} bytes, more than the {} a "
+                                       "trace file may hold, so it would not read back",
+                                       trace.events().size(), text.size(), max_bytes));
+  }
+  write_text_file(path, text);
 }
 
 }  // namespace recycle::traces

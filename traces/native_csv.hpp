@@ -6,12 +6,19 @@
 // details.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 #include "traces/import.hpp"
 #include "traces/trace.hpp"
 
 namespace recycle::traces {
+
+/// The most a native trace file may hold, read or written: 4 GiB. A trace at the event limit
+/// (kMaxEvents) takes about 25 bytes an event with numbered nodes and no causes (1.2 GB for 48
+/// million), more with names and causes: above the 1 GiB other text files may hold, and written
+/// files past it are refused, so that every trace the tool writes reads back.
+inline constexpr std::size_t kMaxTraceFileBytes = std::size_t{4} << 30;
 
 /// The native header line.
 inline constexpr std::string_view kNativeHeader = "time_s,node,event,cause";
@@ -29,7 +36,9 @@ void require_writable(std::string_view text, const std::string& where, std::stri
 
 /// The native CSV text of a trace: comments, declarations, header, events. Deterministic.
 [[nodiscard]] std::string format_native_csv(const Trace& trace);
-/// Writes the native CSV atomically ("-": stdout).
-void write_native_csv(const Trace& trace, const std::string& path);
+/// Writes the native CSV atomically ("-": stdout); InputError naming `path` when it would take
+/// more than `max_bytes` (what read_native_csv reads).
+void write_native_csv(const Trace& trace, const std::string& path,
+                      std::size_t max_bytes = kMaxTraceFileBytes);
 
 }  // namespace recycle::traces

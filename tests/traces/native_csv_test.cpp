@@ -4,6 +4,10 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -49,6 +53,31 @@ TEST_CASE("writing and reading again gives the same trace, and writing again the
   CHECK(second.node_count() == first.node_count());
   CHECK(second.duration() == first.duration());
   CHECK(format_native_csv(second) == text);
+}
+
+TEST_CASE("a trace is written only when it fits what the reader reads") {
+  const Trace t = read_native_csv(data_path("tiny.csv"), {}).trace;
+  const std::string text = format_native_csv(t);
+  // Per process: ctest runs the tests of this file in parallel.
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("recycle_trace_fits_" + std::to_string(::getpid()) + ".csv"))
+                               .string();
+  // One byte short of the text: refused, naming the file, and nothing written.
+  std::remove(path.c_str());
+  CHECK_THROWS_WITH_AS(write_native_csv(t, path, text.size() - 1),
+                       (path + ": the trace's 7 events take " + std::to_string(text.size()) +
+                        " bytes, more than the " + std::to_string(text.size() - 1) +
+                        " a trace file may hold, so it would not read back")
+                           .c_str(),
+                       InputError);
+  CHECK_FALSE(std::filesystem::exists(path));
+  // Exactly the text: written, and it reads back.
+  write_native_csv(t, path, text.size());
+  CHECK(read_native_csv(path, {}).trace.events() == t.events());
+  std::filesystem::remove(path);
+  // The reader's own bound is above the 1 GiB of other text files: a trace at the event limit
+  // (about 25 bytes an event) is larger than that.
+  CHECK(kMaxTraceFileBytes >= static_cast<std::size_t>(kMaxEvents) * 25);
 }
 
 TEST_CASE("integer node cells make a numbered trace, any name a named one") {

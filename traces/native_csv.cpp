@@ -1,6 +1,7 @@
 #include "traces/native_csv.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
@@ -216,7 +217,11 @@ void require_writable(std::string_view text, const std::string& where, std::stri
   }
 }
 
-std::string format_native_csv(const Trace& trace) {
+namespace {
+
+/// The native CSV text, or nullopt as soon as it passes `max_bytes` (so a trace too large to write
+/// is not built whole first).
+std::optional<std::string> format_within(const Trace& trace, std::size_t max_bytes) {
   std::string out;
   out.reserve(64 + trace.events().size() * 32);
   for (const std::string& comment : trace.comments()) {
@@ -241,8 +246,16 @@ std::string format_native_csv(const Trace& trace) {
     out += ',';
     out += text_cell(trace.cause(event.cause), false);
     out += '\n';
+    if (out.size() > max_bytes) return std::nullopt;
   }
+  if (out.size() > max_bytes) return std::nullopt;
   return out;
+}
+
+}  // namespace
+
+std::string format_native_csv(const Trace& trace) {
+  return *format_within(trace, std::numeric_limits<std::size_t>::max());
 }
 
 void write_native_csv(const Trace& trace, const std::string& path, std::size_t max_bytes) {
@@ -253,13 +266,13 @@ void write_native_csv(const Trace& trace, const std::string& path, std::size_t m
                      "the trace names no node, so it would not read back: give --nodes N "
                      "(the nodes it was recorded on)");
   }
-  const std::string text = format_native_csv(trace);
-  if (text.size() > max_bytes) {
-    throw InputError(path, fmt::format("the trace's {} events take {} bytes, more than the {} a "
+  const std::optional<std::string> text = format_within(trace, max_bytes);
+  if (!text) {
+    throw InputError(path, fmt::format("the trace's {} events take more than the {} bytes a "
                                        "trace file may hold, so it would not read back",
-                                       trace.events().size(), text.size(), max_bytes));
+                                       trace.events().size(), max_bytes));
   }
-  write_text_file(path, text);
+  write_text_file(path, *text);
 }
 
 }  // namespace recycle::traces

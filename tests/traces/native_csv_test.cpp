@@ -64,12 +64,12 @@ TEST_CASE("a trace is written only when it fits what the reader reads") {
                                .string();
   // One byte short of the text: refused, naming the file, and nothing written.
   std::remove(path.c_str());
-  CHECK_THROWS_WITH_AS(write_native_csv(t, path, text.size() - 1),
-                       (path + ": the trace's 7 events take " + std::to_string(text.size()) +
-                        " bytes, more than the " + std::to_string(text.size() - 1) +
-                        " a trace file may hold, so it would not read back")
-                           .c_str(),
-                       InputError);
+  CHECK_THROWS_WITH_AS(
+      write_native_csv(t, path, text.size() - 1),
+      (path + ": the trace's 7 events take more than the " + std::to_string(text.size() - 1) +
+       " bytes a trace file may hold, so it would not read back")
+          .c_str(),
+      InputError);
   CHECK_FALSE(std::filesystem::exists(path));
   // Exactly the text: written, and it reads back.
   write_native_csv(t, path, text.size());

@@ -41,6 +41,15 @@ std::string describe_bytes(std::size_t bytes) {
 
 }  // namespace
 
+void require_readable_size(const std::string& content, const std::string& path,
+                           std::size_t max_bytes) {
+  if (content.size() <= max_bytes) return;
+  throw InputError(path, "would take " + std::to_string(content.size()) + " bytes, more than the " +
+                             describe_bytes(max_bytes) +
+                             " a text file may hold, so it would not "
+                             "read back");
+}
+
 std::string read_text_file(const std::string& path, std::size_t max_bytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw InputError(path, "no such file");

@@ -21,6 +21,11 @@ inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 30;
 [[nodiscard]] std::string read_text_file(const std::string& path,
                                          std::size_t max_bytes = kMaxTextFileBytes);
 
+/// Refuses (InputError naming `path`) content that read_text_file with `max_bytes` would refuse
+/// for its size: what a command writes for the tool to read again must read back.
+void require_readable_size(const std::string& content, const std::string& path,
+                           std::size_t max_bytes = kMaxTextFileBytes);
+
 /// Writes `content` to `path` atomically (temporary file + rename). "-" writes to stdout. A
 /// device, FIFO or socket is written through; a symbolic link is followed. Inside an
 /// OutputTransaction the file is staged and put in place by commit().

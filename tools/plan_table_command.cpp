@@ -43,7 +43,10 @@ int run_plan_table(const PlanTableOptions& o) {
   Nanos longest = 0;
   for (const auto& [key, plan] : table.plans) longest = std::max(longest, plan.estimate.period);
   o.layout.require_time(longest);
-  write_text_file(o.output, planner::to_json(table));
+  // What plan --plan-table reads: a table at the planning-work limit can pass its size.
+  const std::string text = planner::to_json(table);
+  require_readable_size(text, o.output);
+  write_text_file(o.output, text);
   log_written(fmt::format(
       "wrote {}: {} plans, every failure set of up to {} workers that leaves each stage a live "
       "replica{}",

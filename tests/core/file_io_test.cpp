@@ -40,6 +40,26 @@ TEST_CASE("read_text_file rejects missing files, directories and binary content"
   fs::remove_all(dir);
 }
 
+TEST_CASE("a file refused for its size is refused before it is written, at read_text_file's cap") {
+  const fs::path dir =
+      fs::temp_directory_path() / ("recycle_file_io_size_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "t.txt").string();
+  const std::string content = "0123456789\n";  // 11 bytes
+  // At the cap: written, and read back under the same cap.
+  recycle::require_readable_size(content, path, 11);
+  recycle::write_text_file(path, content);
+  CHECK(recycle::read_text_file(path, 11) == content);
+  // One byte over: both sides refuse.
+  CHECK_THROWS_WITH_AS(recycle::require_readable_size(content, path, 10),
+                       (path + ": would take 11 bytes, more than the 10 bytes a text file may "
+                               "hold, so it would not read back")
+                           .c_str(),
+                       recycle::InputError);
+  CHECK_THROWS_AS((void)recycle::read_text_file(path, 10), recycle::InputError);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("write_text_file into a missing directory fails cleanly and leaves nothing") {
   const std::string path = "/nonexistent-dir-recycle/out.json";
   CHECK_THROWS_AS(recycle::write_text_file(path, "x"), recycle::InputError);

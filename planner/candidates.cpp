@@ -102,7 +102,7 @@ std::vector<std::vector<std::int32_t>> limit_variants(const Layout& layout,
 Candidate improve(const Schedule& skeleton, const CostModel& model, const OrderPlanOptions& options,
                   const std::vector<std::int32_t>& limit, Candidate base) {
   const Costs& costs = model.compute;
-  if (base.estimate->period <= period_lower_bound(skeleton, costs, limit))
+  if (base.estimate->period <= period_lower_bound(skeleton, model, limit))
     return base;  // nothing to gain
   const Layout& layout = skeleton.layout;
   const std::int64_t actions =

@@ -11,6 +11,7 @@
 #include "planner/generators.hpp"
 #include "planner/language/semantics.hpp"
 #include "planner/language/timing.hpp"
+#include "planner/order_search.hpp"
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/period.hpp"
 
@@ -110,9 +111,12 @@ ExactResult plan_exact(const ExactOptions& options) {
   result.heuristic_makespan = timeline->makespan;
   result.heuristic_period = heuristic.estimate.period;
 
+  const auto chunks = static_cast<std::int32_t>(chunk_limit(limit, options.layout.interleave));
   const exact::Problem problem(
-      heuristic.schedule, *timeline, costs,
-      static_cast<std::int32_t>(chunk_limit(limit, options.layout.interleave)));
+      heuristic.schedule, *timeline, costs, chunks,
+      makespan_lower_bound(
+          heuristic.schedule, costs,
+          std::vector<std::int32_t>(static_cast<std::size_t>(options.layout.pp), chunks)));
   const auto deadline = started + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<Seconds>(options.time_limit));
   Formulation formulation = options.formulation;

@@ -82,9 +82,11 @@ struct Problem {
     Action action;
   };
 
-  /// `memory`: chunks of activations a worker may hold (chunk_limit).
+  /// `memory`: chunks of activations a worker may hold (chunk_limit). `known_bound`: a lower
+  /// bound on the makespan found elsewhere (planner/order_search.hpp makespan_lower_bound, which
+  /// sees the memory limit), in nanoseconds.
   Problem(const Schedule& incumbent_schedule, const Timeline& timeline, const Costs& costs,
-          std::int32_t memory)
+          std::int32_t memory, Nanos known_bound)
       : layout(incumbent_schedule.layout), incumbent(incumbent_schedule), limit(memory) {
     choose_unit(costs, timeline.makespan);
     durations(costs);
@@ -93,7 +95,7 @@ struct Problem {
     symmetric_chains();
     heads_and_tails();
     makespan = static_cast<double>(timeline.makespan) / unit;
-    lower_bound = static_lower_bound();
+    lower_bound = std::max(static_lower_bound(), units_at_least(known_bound));
   }
 
   [[nodiscard]] const Act& act(std::int32_t id) const { return acts[static_cast<std::size_t>(id)]; }
@@ -178,6 +180,12 @@ struct Problem {
       }
       std::sort(on_worker[w].begin(), on_worker[w].end());
     }
+  }
+
+  /// `nanos` in units, rounded up to a whole unit when the costs are whole units.
+  [[nodiscard]] double units_at_least(Nanos nanos) const {
+    const double units = static_cast<double>(nanos) / unit;
+    return integral ? std::ceil(units - kEps) : units;
   }
 
   [[nodiscard]] double static_lower_bound() const {

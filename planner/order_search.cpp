@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <tuple>
 #include <utility>
@@ -342,7 +343,7 @@ OrderSearchResult search_orders(const OrderSearchInput& input,
   RECYCLE_ASSERT(!starts.empty(), "order search needs a start");
   Search search(input, starts.front());
   OrderSearchResult out;
-  out.lower_bound = period_lower_bound(*input.skeleton, input.model->compute, input.memory_limit);
+  out.lower_bound = period_lower_bound(*input.skeleton, *input.model, input.memory_limit);
   std::int64_t budget = input.budget;
   // Every start scored, then searched from best to worst (the first start first on ties).
   std::vector<std::pair<Score, std::size_t>> ranked;
@@ -372,24 +373,54 @@ OrderSearchResult search_orders(const OrderSearchInput& input,
 
 namespace {
 
-/// Sums of the costs along the virtual stages, which the lower bounds read.
+/// Sums of the costs along the virtual stages, which the lower bounds read, with the least time
+/// each hop between two workers' chunks takes on the direct network (none on a free one).
 struct Chains {
-  std::vector<StageCost> c;              ///< per virtual stage
-  std::vector<Nanos> before_f, after_i;  ///< Fs of the stages before v; Is of v and after
-  std::vector<Nanos> forwards;           ///< Fs of v and after
-  explicit Chains(const Layout& layout, const Costs& costs) {
+  std::vector<StageCost> c;  ///< per virtual stage
+  /// Per virtual stage v, on one micro-batch's chain: from the start of virtual stage 0's F to
+  /// the start of v's (Fs and hops); from the start of the last virtual stage's I to the end of
+  /// v's (Is and the hops of their gradients); from there to the start of v's; from the start of
+  /// v's F to the end of the last virtual stage's.
+  std::vector<Nanos> before_f, after_i, before_i, forwards;
+  /// `peers`: the live workers of each physical stage (the ends of each hop).
+  Chains(const Layout& layout, const CostModel& model,
+         const std::vector<std::vector<WorkerId>>& peers) {
     const auto n = static_cast<std::size_t>(layout.virtual_stages());
-    for (std::size_t v = 0; v < n; ++v) c.push_back(costs.virtual_stages.at(v));
+    for (std::size_t v = 0; v < n; ++v) c.push_back(model.compute.virtual_stages.at(v));
+    // hop[v]: from virtual stage v to v + 1 (an F's output; the gradient back is as large).
+    std::vector<Nanos> hop_f(n, 0), hop_b(n, 0);
+    for (std::size_t v = 0; v + 1 < n; ++v) {
+      const std::int32_t from = layout.stage_of(static_cast<std::int32_t>(v));
+      const std::int32_t to = layout.stage_of(static_cast<std::int32_t>(v + 1));
+      if (from == to) continue;  // the turn of a V: one worker runs both chunks
+      const auto& a = peers[static_cast<std::size_t>(from)];
+      const auto& b = peers[static_cast<std::size_t>(to)];
+      const auto vs = static_cast<std::int32_t>(v);
+      hop_f[v] =
+          model.cluster.least_transfer_time(a, b, model.send_bytes({ActionType::kSendF, vs, 0, 0}));
+      hop_b[v] = model.cluster.least_transfer_time(
+          b, a, model.send_bytes({ActionType::kSendB, vs + 1, 0, 0}));
+    }
     before_f.assign(n + 1, 0);
     after_i.assign(n + 1, 0);
     forwards.assign(n + 1, 0);
-    for (std::size_t v = 0; v < n; ++v) before_f[v + 1] = before_f[v] + c[v].forward;
+    for (std::size_t v = 0; v < n; ++v) before_f[v + 1] = before_f[v] + c[v].forward + hop_f[v];
+    before_i.assign(n + 1, 0);
     for (std::size_t v = n; v-- > 0;) {
-      after_i[v] = after_i[v + 1] + c[v].backward_input;
-      forwards[v] = forwards[v + 1] + c[v].forward;
+      before_i[v] = after_i[v + 1] + hop_b[v];
+      after_i[v] = before_i[v] + c[v].backward_input;
+      forwards[v] = forwards[v + 1] + c[v].forward + hop_f[v];
     }
   }
 };
+
+/// The live workers of each physical stage: those that run any micro-batch.
+std::vector<std::vector<WorkerId>> stage_peers(
+    const Layout& layout, const std::vector<std::pair<WorkerId, std::int64_t>>& work) {
+  std::vector<std::vector<WorkerId>> peers(static_cast<std::size_t>(layout.pp));
+  for (const auto& [w, n] : work) peers[static_cast<std::size_t>(w.stage)].push_back(w);
+  return peers;
+}
 
 /// A worker's chunks: its lowest and highest virtual stage and, per micro-batch, the sums of its
 /// chunks' costs.
@@ -413,25 +444,32 @@ struct Hosted {
 
 }  // namespace
 
-Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
+Nanos makespan_lower_bound(const Schedule& skeleton, const CostModel& model,
+                           const std::vector<std::int32_t>& memory_limit) {
   const Layout& layout = skeleton.layout;
-  const Chains ch(layout, costs);
+  const std::vector<std::pair<WorkerId, std::int64_t>> work = work_per_worker(skeleton);
+  const Chains ch(layout, model, stage_peers(layout, work));
   const std::size_t end = ch.c.size();
   const Nanos all_f = ch.before_f[end];
   const Nanos last_w = ch.c[0].backward_weight;
   // The chain of one micro-batch: every F, every I, then the first virtual stage's W.
   Nanos bound = all_f + ch.after_i[0] + last_w;
-  for (const auto& [w, n] : work_per_worker(skeleton)) {
+  for (const auto& [w, n] : work) {
     const Hosted h(layout, ch, w.stage);
     // Its first F needs the Fs before its lowest chunk; its first I the chain down to its highest.
     const Nanos release_f = ch.before_f[h.lowest];
-    const Nanos release_i = all_f + ch.after_i[h.highest + 1];
+    const Nanos release_i = all_f + ch.before_i[h.highest];
+    // Before its first I it can run only Fs: no more than all of them, no more than the time
+    // from its first input, and no more chunks than it may hold.
+    Nanos early = std::min(n * h.forward, release_i - release_f);
+    if (!memory_limit.empty()) {
+      early =
+          std::min(early, memory_limit.at(static_cast<std::size_t>(w.stage)) * h.largest_forward);
+    }
     bound = std::max(
         {bound,
-         // all its work, from its first input on
-         release_f + n * (h.forward + h.input + h.weight),
-         // its Is and Ws, from the first gradient on
-         release_i + n * (h.input + h.weight),
+         // its first I, then all its work but the Fs that can run before it
+         release_i + n * (h.forward + h.input + h.weight) - early,
          // its last F (of its highest chunk at the latest), then that micro-batch's way to the end
          release_f + n * h.forward + (all_f - ch.before_f[h.highest + 1]) + ch.after_i[0] + last_w,
          // its last I (of its lowest chunk at the earliest), then the way down and the first W
@@ -440,28 +478,65 @@ Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs) {
   return bound;
 }
 
-Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
+Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs,
+                           const std::vector<std::int32_t>& memory_limit) {
+  return makespan_lower_bound(skeleton, CostModel::compute_only(costs), memory_limit);
+}
+
+Nanos period_lower_bound(const Schedule& skeleton, const CostModel& model,
                          const std::vector<std::int32_t>& memory_limit) {
-  if (!skeleton.staggered_optimizer) return makespan_lower_bound(skeleton, costs);
   const Layout& layout = skeleton.layout;
-  const Chains ch(layout, costs);
+  const Costs& costs = model.compute;
+  const std::vector<std::pair<WorkerId, std::int64_t>> work = work_per_worker(skeleton);
+  // What ends each worker's iteration on its compute stream: its stage's gradient all-reduce (over
+  // the stage's live workers, as the execution graph's) and its optimizer step.
+  const std::vector<std::vector<WorkerId>> peers = stage_peers(layout, work);
+  std::vector<Nanos> reduce(static_cast<std::size_t>(layout.pp), 0);
+  std::vector<Nanos> step(static_cast<std::size_t>(layout.pp), 0);
+  for (std::int32_t s = 0; s < layout.pp; ++s) {
+    const auto k = static_cast<std::size_t>(s);
+    if (peers[k].empty()) continue;
+    reduce[k] = model.all_reduce_time(s, peers[k]);
+    step[k] = k < costs.optimizer.size() ? costs.optimizer[k] : 0;
+  }
+  // Two weight versions (PipeDream-2BW) step each stage on its own, and a worker's lists carry the
+  // last iteration's backwards into the time before its first I: no idle time is certain there.
+  const bool lagged = skeleton.weight_versions == 2;
+  if (!skeleton.staggered_optimizer && !lagged) {
+    // Each worker starts an iteration after the last barrier and its own step; the next barrier
+    // waits for the worker whose compute ends last, then for its stage's all-reduce.
+    Nanos least_reduce = std::numeric_limits<Nanos>::max();
+    Nanos least_step = std::numeric_limits<Nanos>::max();
+    for (std::size_t k = 0; k < peers.size(); ++k) {
+      if (peers[k].empty()) continue;
+      least_reduce = std::min(least_reduce, reduce[k]);
+      least_step = std::min(least_step, step[k]);
+    }
+    return makespan_lower_bound(skeleton, model, memory_limit) +
+           (work.empty() ? 0 : least_reduce + least_step);
+  }
+  const Chains ch(layout, model, peers);
   Nanos bound = 0;
-  for (const auto& [w, n] : work_per_worker(skeleton)) {
+  for (const auto& [w, n] : work) {
     const auto s = static_cast<std::size_t>(w.stage);
     const Hosted h(layout, ch, w.stage);
-    const Nanos opt = s < costs.optimizer.size() ? costs.optimizer[s] : 0;
     // From its first F (of its lowest chunk) to its first I (of its highest: every other I of a
     // micro-batch follows that one): every F from the lowest chunk to the last virtual stage, then
     // every I back to just after the highest. Before it the worker can run only Fs, at most as
     // many chunks as it may hold.
-    const Nanos chain = ch.forwards[h.lowest] + ch.after_i[h.highest + 1];
+    const Nanos chain = ch.forwards[h.lowest] + ch.before_i[h.highest];
     const std::int64_t chunks = n * layout.interleave;
     const std::int64_t early =
         std::min<std::int64_t>(chunks, memory_limit.empty() ? chunks : memory_limit.at(s));
-    const Nanos idle = std::max<Nanos>(0, chain - early * h.largest_forward);
-    bound = std::max(bound, n * (h.forward + h.input + h.weight) + idle + opt);
+    const Nanos idle = lagged ? 0 : std::max<Nanos>(0, chain - early * h.largest_forward);
+    bound = std::max(bound, n * (h.forward + h.input + h.weight) + idle + reduce[s] + step[s]);
   }
   return bound;
+}
+
+Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
+                         const std::vector<std::int32_t>& memory_limit) {
+  return period_lower_bound(skeleton, CostModel::compute_only(costs), memory_limit);
 }
 
 }  // namespace recycle::planner

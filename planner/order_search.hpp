@@ -49,17 +49,31 @@ struct OrderSearchResult {
 [[nodiscard]] OrderSearchResult search_orders(
     const OrderSearchInput& input, const std::vector<std::vector<WorkerSchedule>>& starts);
 
-/// A lower bound on the makespan of any order with these routes and costs: the longest dependency
-/// chain of one micro-batch, and for each worker the earliest its work can start plus all of it
-/// (with several chunks a worker, its lowest chunk's F and its highest chunk's I start its work).
-[[nodiscard]] Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs);
+/// A lower bound on the makespan of any order with these routes, costs and memory limits (chunks
+/// per stage; empty: none): the longest dependency chain of one micro-batch, and for each worker
+/// the earliest its work can start plus all of it (with several chunks a worker, its lowest
+/// chunk's F and its highest chunk's I start its work). Before its first I a worker can run only
+/// Fs, at most as many chunks as it may hold: the rest of its work follows that I. The compute
+/// costs only (`model.compute`).
+[[nodiscard]] Nanos makespan_lower_bound(const Schedule& skeleton, const CostModel& model,
+                                         const std::vector<std::int32_t>& memory_limit = {});
+[[nodiscard]] Nanos makespan_lower_bound(const Schedule& skeleton, const Costs& costs,
+                                         const std::vector<std::int32_t>& memory_limit = {});
 
 /// A lower bound on the steady-state period of any order with these routes, costs and memory
-/// limits (chunks per stage; empty: none) under the skeleton's optimizer mode. With the barrier,
-/// the makespan's bound. Staggered, every worker runs one iteration's work within each period, and
-/// before its first I it can run only Fs, at most as many as it may hold, while that I waits for
-/// the chain of Fs down to the last stage and Is back: work + max(0, chain - held Fs), the
-/// largest over the workers.
+/// limits (chunks per stage; empty: none) under the skeleton's optimizer mode, on the direct
+/// network of `model`. Each worker's iteration ends on its compute stream with its stage's
+/// gradient all-reduce (over the stage's live workers) and its optimizer step. With the barrier:
+/// the makespan's bound with these limits, plus the least all-reduce and the least step (the
+/// iteration starts after a step and ends with an all-reduce). Staggered, every worker runs one
+/// iteration's work, its all-reduce and its step within each period, and before its first I it
+/// can run only Fs, at most as many as it may hold, while that I waits for the chain of Fs down
+/// to the last stage and Is back: work + max(0, chain - held Fs) + all-reduce + step, the largest
+/// over the workers. With two weight versions (the skeleton's weight_versions, PipeDream-2BW) a
+/// worker's lists carry the last iteration's backwards into that wait: no idle time counts.
+[[nodiscard]] Nanos period_lower_bound(const Schedule& skeleton, const CostModel& model,
+                                       const std::vector<std::int32_t>& memory_limit = {});
+/// The same on compute costs alone (CostModel::compute_only: a free network).
 [[nodiscard]] Nanos period_lower_bound(const Schedule& skeleton, const Costs& costs,
                                        const std::vector<std::int32_t>& memory_limit = {});
 

@@ -293,8 +293,8 @@ Nanos recycle_period_bound(const RecycleOptions& options) {
     model.compute = Costs::uniform(layout.virtual_stages(), {1, 1, 1});
   Schedule skel = skeleton(layout, options.failed, "recycle", model);
   skel.staggered_optimizer = options.staggered_optimizer;
-  return period_lower_bound(skel, model.compute,
-                            chunk_limits(layout, recycle_memory_limits(options)));
+  if (canonical_schedule_name(options.base) == "2bw") skel.weight_versions = 2;
+  return period_lower_bound(skel, model, chunk_limits(layout, recycle_memory_limits(options)));
 }
 
 RecyclePlan plan_naive_reroute(const Layout& layout, const std::vector<WorkerId>& failed) {

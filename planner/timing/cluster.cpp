@@ -1,6 +1,7 @@
 #include "planner/timing/cluster.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <vector>
 
 namespace recycle::planner {
@@ -35,6 +36,35 @@ const Link& Cluster::link(WorkerId a, WorkerId b) const noexcept {
 Nanos Cluster::transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noexcept {
   if (free_) return 0;
   return link(from, to).transfer_time(bytes);
+}
+
+Nanos Cluster::least_transfer_time(std::span<const WorkerId> from, std::span<const WorkerId> to,
+                                   Bytes bytes) const {
+  if (free_ || from.empty() || to.empty()) return 0;
+  // Two links only: a pair inside one node uses intra_, any other pair inter_. The nodes that
+  // hold a whole worker of `from`, then whether a worker of `to` lies wholly on one of them.
+  std::vector<std::int64_t> nodes;
+  bool spans = false;  // some worker of `from` does not lie on one node
+  for (const WorkerId& w : from) {
+    if (first_node(w) == last_node(w)) {
+      nodes.push_back(first_node(w));
+    } else {
+      spans = true;
+    }
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  bool intra = false, inter = spans || nodes.size() > 1;
+  for (const WorkerId& w : to) {
+    const bool whole = first_node(w) == last_node(w);
+    const bool shared = whole && std::binary_search(nodes.begin(), nodes.end(), first_node(w));
+    intra = intra || shared;
+    inter = inter || !shared || nodes.size() > 1;
+  }
+  Nanos least = std::numeric_limits<Nanos>::max();
+  if (intra) least = std::min(least, intra_.transfer_time(bytes));
+  if (inter) least = std::min(least, inter_.transfer_time(bytes));
+  return least;
 }
 
 Nanos Cluster::all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept {

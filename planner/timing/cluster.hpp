@@ -60,6 +60,10 @@ class Cluster {
 
   [[nodiscard]] const Link& link(WorkerId a, WorkerId b) const noexcept;
   [[nodiscard]] Nanos transfer_time(WorkerId from, WorkerId to, Bytes bytes) const noexcept;
+  /// The least transfer_time of `bytes` from any worker of `from` to any of `to` (none when
+  /// either is empty).
+  [[nodiscard]] Nanos least_transfer_time(std::span<const WorkerId> from,
+                                          std::span<const WorkerId> to, Bytes bytes) const;
   /// Ring all-reduce over `peers` (the live DP peers of one stage), plus the absent ring peers.
   [[nodiscard]] Nanos all_reduce_time(std::span<const WorkerId> peers, Bytes bytes) const noexcept;
 

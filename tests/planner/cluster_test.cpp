@@ -47,6 +47,29 @@ TEST_CASE("a transfer takes latency + bytes / bandwidth of its link") {
   CHECK(Cluster().transfer_time({0, 0}, {0, 1}, 1'000'000) == 0);  // the free network
 }
 
+TEST_CASE("the least transfer between two sets of workers: the cheaper link some pair uses") {
+  // pp 4, TP 4, 8-GPU nodes: two workers a node, rank r = dp * 4 + stage on node r / 2.
+  const Cluster c(hardware(8), 4, 4);
+  const std::vector<WorkerId> stage0{{0, 0}, {1, 0}};  // ranks 0 and 4: nodes 0 and 2
+  const std::vector<WorkerId> stage1{{0, 1}, {1, 1}};  // ranks 1 and 5: nodes 0 and 2
+  const std::vector<WorkerId> stage2{{0, 2}, {1, 2}};  // ranks 2 and 6: nodes 1 and 3
+  // (0,0) and (0,1) share node 0: the intra-node link, 10 ns + 1000 bytes at 1 byte/ns.
+  CHECK(c.least_transfer_time(stage0, stage1, 1000) == 10 + 1000);
+  // No worker of stage 1 shares a node with one of stage 2: 100 ns + 1000 bytes at 0.1 byte/ns.
+  CHECK(c.least_transfer_time(stage1, stage2, 1000) == 100 + 10'000);
+  // With (0,1) gone, no pair of stages 0 and 1 shares a node either.
+  const std::vector<WorkerId> survivor{{1, 1}};
+  const std::vector<WorkerId> first{{0, 0}};
+  CHECK(c.least_transfer_time(first, survivor, 1000) == 100 + 10'000);
+  // Inter-node links made faster than intra-node ones: the pair across nodes is the cheaper.
+  recycle::profiles::HardwareSpec odd = hardware(8);
+  odd.inter_node_bandwidth = 1e10;  // 10 bytes per ns
+  odd.inter_node_latency = 0;
+  CHECK(Cluster(odd, 4, 4).least_transfer_time(stage0, stage1, 1000) == 100);
+  CHECK(c.least_transfer_time({}, stage1, 1000) == 0);
+  CHECK(Cluster().least_transfer_time(stage0, stage1, 1000) == 0);
+}
+
 TEST_CASE("a ring all-reduce takes 2(n-1)/n * bytes / bandwidth + 2(n-1) * latency") {
   // n = 4, 1000 bytes at 1 byte/ns: 2 * 3/4 * 1000 = 1500 ns, plus 6 latencies of 10 ns.
   CHECK(recycle::planner::ring_all_reduce_time(4, 1000, Link{1e9, 10}) == 1500 + 60);

@@ -200,6 +200,18 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   const std::int64_t actions =
       3 * static_cast<std::int64_t>(layout.dp) * layout.virtual_stages() * layout.microbatches;
   const bool timed = actions <= options.timed_actions;
+  // Step 4 ranks every candidate again; without it only the chosen one is needed, which a memo
+  // may hold.
+  const bool ranks_on_run =
+      !model.cluster.free() && options.run.network != Network::kDirect && actions <= kSearchActions;
+  CandidateMemo* memo = ranks_on_run ? nullptr : options.memo;
+  if (memo != nullptr && memo->filled) {
+    RECYCLE_ASSERT(memo->failed == skeleton.failed, "a candidate memo of another failure set");
+    Candidate chosen{memo->workers, memo->estimate};
+    if (options.search_work > 0 && actions <= kSearchActions)
+      chosen = improve(skeleton, model, options, limit, std::move(chosen));
+    return {std::move(chosen.workers), *chosen.estimate};
+  }
   // Step 1: list schedules of the limit variants and look-aheads, on threads.
   std::vector<Variant> variants;
   if (timed) {
@@ -259,12 +271,12 @@ OrderPlan plan_orders(const Schedule& skeleton, const CostModel& model,
   }
   Candidate chosen = candidates[best];
   RECYCLE_ASSERT(chosen.estimate.has_value(), "every candidate order deadlocked");
+  if (memo != nullptr) *memo = {true, skeleton.failed, chosen.workers, *chosen.estimate};
   // Step 3: the search, on small layouts.
   if (options.search_work > 0 && actions <= kSearchActions)
     chosen = improve(skeleton, model, options, limit, std::move(chosen));
   // Step 4: on a network that is not free, the ranking by the network the plan runs on.
-  if (model.cluster.free() || options.run.network == Network::kDirect || actions > kSearchActions)
-    return {std::move(chosen.workers), *chosen.estimate};
+  if (!ranks_on_run) return {std::move(chosen.workers), *chosen.estimate};
   const auto run = [&](std::vector<WorkerSchedule> workers) {
     Schedule s = skeleton;
     s.workers = std::move(workers);

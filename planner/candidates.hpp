@@ -45,6 +45,18 @@ inline constexpr std::int64_t kSearchActions = 20'000;
 /// Layouts with more actions compare fewer candidates, by their first iteration (see above).
 inline constexpr std::int64_t kTimedActions = 100'000;
 
+/// Steps 1 and 2 of plan_orders (the candidate chosen before the search) for one skeleton and one
+/// set of options but the search's work: a caller that plans the same failure set first without
+/// the search and then with it (the replay ranks failure sets by the first, then plans the one it
+/// runs) keeps them here, and the second plan starts from them instead of making them again. The
+/// same plan either way.
+struct CandidateMemo {
+  bool filled = false;
+  std::vector<WorkerId> failed;         ///< the skeleton's, to check it is the same failure set
+  std::vector<WorkerSchedule> workers;  ///< the chosen candidate's orders
+  SteadyState estimate;                 ///< and its estimate
+};
+
 struct OrderPlanOptions {
   std::vector<std::int32_t> memory_limit;  ///< micro-batches of activations, per stage
   bool defer_rerouted_w = true;            ///< re-routed Ws after the worker's own
@@ -63,6 +75,9 @@ struct OrderPlanOptions {
   /// communication streams' waits, so on layouts up to kSearchActions the candidates and the
   /// search's result are finally ranked by their steady state run this way.
   RunOptions run;
+  /// Where a plan that ends after step 3 (no ranking on the run network) takes steps 1 and 2
+  /// from, when filled, or leaves them; nullptr: none.
+  CandidateMemo* memo = nullptr;
 };
 
 struct OrderPlan {

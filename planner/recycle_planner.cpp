@@ -208,6 +208,7 @@ OrderPlanOptions order_options(const RecycleOptions& options,
   plan_options.search_work = options.search_work;
   plan_options.timed_actions = options.timed_actions;
   plan_options.run = options.run;
+  plan_options.memo = options.memo;
   return plan_options;
 }
 

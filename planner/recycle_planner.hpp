@@ -62,6 +62,9 @@ struct RecycleOptions {
   std::int64_t search_work = kDefaultSearchWork;
   /// Above this many actions, fewer candidates (OrderPlanOptions::timed_actions).
   std::int64_t timed_actions = kTimedActions;
+  /// Candidates kept from a plan of the same options but the search's work (OrderPlanOptions::
+  /// memo); nullptr: none.
+  CandidateMemo* memo = nullptr;
 };
 
 struct RecyclePlan {

@@ -242,7 +242,25 @@ planner::RecycleOptions ReplayRates::plan_options(const std::vector<WorkerId>& f
 Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
   planner::RecycleOptions options = plan_options(failed);
   options.search_work = search_work;
+  // A set is planned without the search to rank it, and the one the replay runs then with it:
+  // the second plan starts from the first's candidates (the same plan, made once).
+  const std::string key = failure_key(failed);
+  const auto kept = memos_.find(key);
+  if (search_work == 0 && kept == memos_.end()) {
+    if (memo_order_.size() == kMemos) {
+      memos_.erase(memo_order_.front());
+      memo_order_.pop_front();
+    }
+    memo_order_.push_back(key);
+    options.memo = &memos_[key];
+  } else if (kept != memos_.end()) {
+    options.memo = &kept->second;
+  }
   const planner::RecyclePlan plan = planner::plan_recycle(options);
+  if (search_work > 0 && kept != memos_.end()) {
+    memos_.erase(kept);
+    std::erase(memo_order_, key);
+  }
   if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
   return on_job_scale(plan.estimate.period);
 }

@@ -28,6 +28,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -181,6 +182,11 @@ class ReplayRates {
   std::map<std::string, std::optional<Nanos>> recycle_estimates_;
   std::map<std::string, bool> within_fault_free_;  ///< where plans are not searched
   std::map<std::string, Nanos> unsearched_;
+  /// The candidates of the latest plans made without the search (planner::CandidateMemo), which
+  /// the set's plan with it starts from: kept for the last kMemos sets, dropped once used.
+  static constexpr std::size_t kMemos = 64;
+  std::map<std::string, planner::CandidateMemo> memos_;
+  std::deque<std::string> memo_order_;
   std::set<std::int64_t> cluster_rows_used_;
   std::map<std::int32_t, std::optional<Nanos>> pipelines_;
   std::map<std::int64_t, std::optional<Nanos>> oobleck_;

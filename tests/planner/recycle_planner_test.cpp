@@ -555,3 +555,73 @@ TEST_CASE("the period ceiling from one list schedule is never below the plan's p
   options.failed.clear();
   CHECK_FALSE(recycle_period_ceiling(options).has_value());
 }
+
+TEST_CASE("a plan started from a memo of the unsearched plan's candidates is the plan made anew") {
+  // The replay plans a failure set without the search, then with it; the second starts from the
+  // first's candidates (CandidateMemo). Every base, both optimizer modes, a network with slow
+  // all-reduces and a free one, relabelled failure sets (the memo holds canonical labels).
+  CostModel slow = CostModel::compute_only(Costs::uniform(4, {1'000, 2'000, 1'000}));
+  slow.compute.optimizer.assign(4, 4'000);
+  slow.param_bytes.assign(4, 100'000'000);
+  slow.output_bytes.assign(4, 10'000'000);
+  slow.cluster = Cluster(two_tier_hardware(), 8, 4);
+  const std::vector<std::vector<WorkerId>> failure_sets{
+      {{1, 2}}, {{2, 2}}, {{0, 0}, {2, 3}}, {{0, 1}, {1, 1}, {3, 2}}};
+  std::int32_t from_memo = 0;
+  for (const auto& [base, interleave] : {std::pair{"1f1b", 1}, std::pair{"interleaved", 2},
+                                         std::pair{"zb-v", 2}, std::pair{"2bw", 1}}) {
+    for (const bool staggered : {true, false}) {
+      for (const auto& failed : failure_sets) {
+        for (const bool network : {true, false}) {
+          RecycleOptions options;
+          options.layout = layout_for(base, Layout{4, 4, 8, interleave});
+          options.base = base;
+          options.failed = failed;
+          if (network) {
+            options.model = slow;
+            if (interleave > 1) options.model.compute = Costs::uniform(8, {500, 1'000, 500});
+            if (interleave > 1) options.model.compute.optimizer.assign(4, 4'000);
+          }
+          options.staggered_optimizer = staggered;
+          options.timed_actions = 0;
+          options.run.network = Network::kDirect;
+          options.search_work = 2'000'000;
+          CAPTURE(base);
+          CAPTURE(staggered);
+          CAPTURE(failed.size());
+          CAPTURE(network);
+          const RecyclePlan anew = plan_recycle(options);
+          CandidateMemo memo;
+          RecycleOptions unsearched = options;
+          unsearched.search_work = 0;
+          unsearched.memo = &memo;
+          const RecyclePlan first = plan_recycle(unsearched);
+          REQUIRE(memo.filled);
+          // The memo holds what the unsearched plan chose.
+          RecycleOptions again = unsearched;
+          again.memo = nullptr;
+          CHECK(plan_recycle(again).schedule == first.schedule);
+          options.memo = &memo;
+          const RecyclePlan searched = plan_recycle(options);
+          CHECK(searched.schedule == anew.schedule);
+          CHECK(searched.estimate.period == anew.estimate.period);
+          CHECK(searched.estimate.makespan == anew.estimate.makespan);
+          ++from_memo;
+        }
+      }
+    }
+  }
+  CHECK(from_memo == 4 * 2 * 4 * 2);
+  // The memo is what the second plan starts from: one that says its orders take a unit longer
+  // gives a plan that says so.
+  RecycleOptions options;
+  options.layout = {4, 4, 8, 1};
+  options.failed = {{1, 2}};
+  options.search_work = 0;
+  CandidateMemo memo;
+  options.memo = &memo;
+  const RecyclePlan first = plan_recycle(options);
+  REQUIRE(memo.filled);
+  memo.estimate.period += 1;
+  CHECK(plan_recycle(options).estimate.period == first.estimate.period + 1);
+}

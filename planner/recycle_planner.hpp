@@ -99,7 +99,8 @@ struct RecyclePlan {
 [[nodiscard]] std::optional<Nanos> recycle_period_ceiling(const RecycleOptions& options);
 
 /// A lower bound on the steady-state period of any ReCycle plan for `options` (its routes, costs,
-/// memory limits and optimizer mode: planner/order_search.hpp period_lower_bound), found without
+/// network, memory limits, optimizer mode and, on a 2bw base, two weight versions:
+/// planner/order_search.hpp period_lower_bound), found without
 /// planning: what ranks failure sets where planning each would cost too much. Requires every stage
 /// to have a live worker.
 [[nodiscard]] Nanos recycle_period_bound(const RecycleOptions& options);

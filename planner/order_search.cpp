@@ -463,8 +463,8 @@ Nanos makespan_lower_bound(const Schedule& skeleton, const CostModel& model,
     // from its first input, and no more chunks than it may hold.
     Nanos early = std::min(n * h.forward, release_i - release_f);
     if (!memory_limit.empty()) {
-      early =
-          std::min(early, memory_limit.at(static_cast<std::size_t>(w.stage)) * h.largest_forward);
+      early = std::min(early, clock_times(h.largest_forward,
+                                          memory_limit.at(static_cast<std::size_t>(w.stage))));
     }
     bound = std::max(
         {bound,
@@ -528,7 +528,8 @@ Nanos period_lower_bound(const Schedule& skeleton, const CostModel& model,
     const std::int64_t chunks = n * layout.interleave;
     const std::int64_t early =
         std::min<std::int64_t>(chunks, memory_limit.empty() ? chunks : memory_limit.at(s));
-    const Nanos idle = lagged ? 0 : std::max<Nanos>(0, chain - early * h.largest_forward);
+    const Nanos idle =
+        lagged ? 0 : std::max<Nanos>(0, chain - clock_times(h.largest_forward, early));
     bound = std::max(bound, n * (h.forward + h.input + h.weight) + idle + reduce[s] + step[s]);
   }
   return bound;

@@ -68,6 +68,14 @@ TEST_CASE("order search lower bound: a worker holding few activations waits for 
   CHECK(makespan_lower_bound(skel, costs) == 35);
   CHECK(makespan_lower_bound(skel, costs, uniform_limit(layout, 4)) == 38);
   CHECK(period_lower_bound(skel, costs, uniform_limit(layout, 4)) == 38);
+  // A limit far above what a worker runs changes nothing, even where the limit times an F (65,536
+  // x 1e15 ns) is past what 64 bits hold.
+  const Costs slow = Costs::uniform(4, {1'000'000'000'000'000, 1'000'000'000'000'000, 1});
+  const std::vector<std::int32_t> most = uniform_limit(layout, 65'536);
+  CHECK(makespan_lower_bound(skel, slow, most) == makespan_lower_bound(skel, slow));
+  Schedule staggered = skel;
+  staggered.staggered_optimizer = true;
+  CHECK(period_lower_bound(staggered, slow, most) == period_lower_bound(staggered, slow));
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/shared_plans.hpp"
 #include "sim/replay/trace_on_cluster.hpp"
 #include "traces/generator.hpp"
 #include "traces/presets.hpp"
@@ -57,13 +58,24 @@ std::vector<FailureRow> rank_under_failures(
   }
   const std::size_t tasks = unique.size() * per_config;
   std::atomic<std::size_t> done{0};
+  // The replays of one configuration and spares count share its plans
+  // (sim/replay/shared_plans.hpp): a failure set that recurs on another seed's trace is planned
+  // once. Seed by seed, so that the threads replay different configurations at once rather than
+  // plan the same sets twice.
+  std::vector<SharedPlans> plans(unique.size() * space.spares.size());
+  const auto task = [&](std::size_t u, std::size_t si, std::size_t k) {
+    return (u * space.spares.size() + si) * seeds + k;
+  };
   // One replay per configuration, spares count and seed, every policy in it.
-  const std::vector<ReplayResult> results = parallel_map(
+  std::vector<ReplayResult> results = parallel_map(
       tasks,
-      [&](std::size_t t) {
-        const std::size_t ci = unique[t / per_config];
-        const std::int64_t spares = space.spares[(t % per_config) / seeds];
-        const auto seed = static_cast<std::uint64_t>(t % seeds + 1);
+      [&](std::size_t e) {
+        const std::size_t k = e / (unique.size() * space.spares.size());
+        const std::size_t u = e / space.spares.size() % unique.size();
+        const std::size_t si = e % space.spares.size();
+        const std::size_t ci = unique[u];
+        const std::int64_t spares = space.spares[si];
+        const auto seed = static_cast<std::uint64_t>(k + 1);
         const std::string source = fmt::format("configuration {} with {} spares", ci + 1, spares);
         const profiles::Job job = profiles::job_from_json(
             nlohmann::json(configuration_job(configurations[ci], space, spares)), source);
@@ -71,6 +83,7 @@ std::vector<FailureRow> rank_under_failures(
         const std::int64_t nodes = job.resilience.cluster.nodes;
         ReplayOptions options;
         options.policies = space.policies;
+        options.shared_plans = &plans[u * space.spares.size() + si];
         traces::Trace trace;
         if (space.preset.empty()) {
           trace = trace_on_cluster(*space.trace, space.map, nodes, source);
@@ -92,6 +105,15 @@ std::vector<FailureRow> rank_under_failures(
         return r;
       },
       space.threads);
+  {
+    // In (configuration, spares, seed) order.
+    std::vector<ReplayResult> ordered(tasks);
+    for (std::size_t e = 0; e < tasks; ++e) {
+      ordered[task(e / space.spares.size() % unique.size(), e % space.spares.size(),
+                   e / (unique.size() * space.spares.size()))] = std::move(results[e]);
+    }
+    results = std::move(ordered);
+  }
 
   std::vector<FailureRow> rows;
   for (std::size_t ci = 0; ci < configurations.size(); ++ci) {
@@ -105,7 +127,7 @@ std::vector<FailureRow> rank_under_failures(
         double samples = 0;
         double gpu_hours = 0;
         for (std::size_t k = 0; k < seeds; ++k) {
-          const PolicyResult& p = results[replayed[ci] * per_config + si * seeds + k].policies[pi];
+          const PolicyResult& p = results[task(replayed[ci], si, k)].policies[pi];
           if (!p.unfit.empty()) {
             row.unfit = p.unfit;
             break;

@@ -161,7 +161,7 @@ ReplayResult replay(const planner::JobModel& model, const traces::Trace& trace,
                        [](Nanos t, const traces::Event& e) { return t < e.time; }) -
       events.begin();
   planner::require_replay_work(replayed, model.layout);
-  ReplayRates rates(model, options.table);
+  ReplayRates rates(model, options.table, options.shared_plans);
   ReplayResult result;
   result.duration = end;
   result.samples_per_iteration = static_cast<double>(job.parallel.global_batch);

@@ -25,6 +25,8 @@
 
 namespace recycle::sim {
 
+class SharedPlans;
+
 struct PolicyResult {
   PolicyKind policy = PolicyKind::kRecycle;
   double samples = 0;          ///< samples trained and kept
@@ -66,6 +68,9 @@ struct ReplayOptions {
   const StepTable* table = nullptr;
   /// Called with the fraction done (0..1) as the replay goes; may be empty.
   std::function<void(double)> progress;
+  /// Plans shared with other replays of the same job model (sim/replay/shared_plans.hpp); only
+  /// replays whose jobs give the same planner::JobModel may share one. nullptr: the replay's own.
+  SharedPlans* shared_plans = nullptr;
 };
 
 /// Replays `trace` (numbered nodes, at most the cluster's; InputError naming `--trace`

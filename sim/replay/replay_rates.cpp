@@ -28,8 +28,15 @@ using planner::WorkerId;
 
 }  // namespace
 
-ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table)
-    : model_(model), table_(table) {}
+ReplayRates::ReplayRates(const planner::JobModel& model, const StepTable* table,
+                         SharedPlans* shared)
+    : model_(model), table_(table), shared_(shared) {}
+
+template <typename Make>
+std::optional<Nanos> ReplayRates::planned(char what, std::int64_t work, const std::string& key,
+                                          const Make& make) {
+  return shared_ != nullptr ? shared_->get(what, work, key, make) : make();
+}
 
 std::optional<Nanos> ReplayRates::one_pipeline(const CostModel& base, std::int32_t stages,
                                                std::int32_t microbatches, std::int32_t ring,
@@ -219,7 +226,8 @@ bool ReplayRates::within_fault_free(const std::vector<WorkerId>& failed) {
   if (const auto it = within_fault_free_.find(key); it != within_fault_free_.end()) {
     return it->second;
   }
-  const std::optional<Nanos> ceiling = planner::recycle_period_ceiling(plan_options(failed));
+  const std::optional<Nanos> ceiling =
+      planned('c', 0, key, [&] { return planner::recycle_period_ceiling(plan_options(failed)); });
   const bool within = ceiling && on_job_scale(*ceiling) <= fault_free();
   within_fault_free_.emplace(key, within);
   return within;
@@ -240,29 +248,32 @@ planner::RecycleOptions ReplayRates::plan_options(const std::vector<WorkerId>& f
 }
 
 Nanos ReplayRates::plan_period(const std::vector<WorkerId>& failed, std::int64_t search_work) {
-  planner::RecycleOptions options = plan_options(failed);
-  options.search_work = search_work;
-  // A set is planned without the search to rank it, and the one the replay runs then with it:
-  // the second plan starts from the first's candidates (the same plan, made once).
   const std::string key = failure_key(failed);
-  const auto kept = memos_.find(key);
-  if (search_work == 0 && kept == memos_.end()) {
-    if (memo_order_.size() == kMemos) {
-      memos_.erase(memo_order_.front());
-      memo_order_.pop_front();
+  const std::optional<Nanos> period = planned('p', search_work, key, [&]() -> std::optional<Nanos> {
+    planner::RecycleOptions options = plan_options(failed);
+    options.search_work = search_work;
+    // A set is planned without the search to rank it, and the one the replay runs then with it:
+    // the second plan starts from the first's candidates (the same plan, made once).
+    const auto kept = memos_.find(key);
+    if (search_work == 0 && kept == memos_.end()) {
+      if (memo_order_.size() == kMemos) {
+        memos_.erase(memo_order_.front());
+        memo_order_.pop_front();
+      }
+      memo_order_.push_back(key);
+      options.memo = &memos_[key];
+    } else if (kept != memos_.end()) {
+      options.memo = &kept->second;
     }
-    memo_order_.push_back(key);
-    options.memo = &memos_[key];
-  } else if (kept != memos_.end()) {
-    options.memo = &kept->second;
-  }
-  const planner::RecyclePlan plan = planner::plan_recycle(options);
-  if (search_work > 0 && kept != memos_.end()) {
-    memos_.erase(kept);
-    std::erase(memo_order_, key);
-  }
-  if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
-  return on_job_scale(plan.estimate.period);
+    const planner::RecyclePlan plan = planner::plan_recycle(options);
+    if (search_work > 0 && kept != memos_.end()) {
+      memos_.erase(kept);
+      std::erase(memo_order_, key);
+    }
+    if (!plan.feasible) throw InputError(model_.job.source, "no ReCycle plan: " + plan.reason);
+    return plan.estimate.period;
+  });
+  return on_job_scale(*period);
 }
 
 std::optional<Nanos> ReplayRates::recycle_bound(const std::vector<WorkerId>& failed) {
@@ -277,7 +288,8 @@ std::optional<Nanos> ReplayRates::recycle_bound(const std::vector<WorkerId>& fai
     options.base = planner::recycle_base_for(model_.job.schedule);
     options.model = model_.model;
     options.failed = failed;
-    bound = on_job_scale(planner::recycle_period_bound(options));
+    bound =
+        on_job_scale(*planned('b', 0, key, [&] { return planner::recycle_period_bound(options); }));
   }
   recycle_bounds_.emplace(key, bound);
   return bound;

@@ -43,6 +43,7 @@
 #include "planner/recycle_planner.hpp"
 #include "planner/timing/cost_model.hpp"
 #include "profiles/job.hpp"
+#include "sim/replay/shared_plans.hpp"
 #include "sim/replay/step_table.hpp"
 
 namespace recycle::sim {
@@ -64,8 +65,10 @@ struct LiveNodes {
 
 class ReplayRates {
  public:
-  /// `table` may be null; it must outlive the rates.
-  ReplayRates(const planner::JobModel& model, const StepTable* table);
+  /// `table` may be null; it must outlive the rates. `shared`, where not null, holds the plans of
+  /// other replays of the same model (sim/replay/shared_plans.hpp) and must outlive the rates.
+  ReplayRates(const planner::JobModel& model, const StepTable* table,
+              SharedPlans* shared = nullptr);
 
   [[nodiscard]] const planner::Layout& layout() const noexcept { return model_.layout; }
 
@@ -149,6 +152,11 @@ class ReplayRates {
   /// search; InputError naming the job when no plan exists.
   [[nodiscard]] Nanos plan_period(const std::vector<planner::WorkerId>& failed,
                                   std::int64_t search_work);
+  /// The planner's result `make()` of kind `what` for the failure set `key`, from the shared plans
+  /// where there are some (SharedPlans::get), else made.
+  template <typename Make>
+  [[nodiscard]] std::optional<Nanos> planned(char what, std::int64_t work, const std::string& key,
+                                             const Make& make);
   /// The key of `failed` in the ReCycle caches.
   [[nodiscard]] std::string failure_key(const std::vector<planner::WorkerId>& failed) const;
   /// A fast estimate (the planners', on the direct network) as the job's iteration: scaled by the
@@ -170,6 +178,7 @@ class ReplayRates {
 
   planner::JobModel model_;  ///< the job (model_.job) and its model
   const StepTable* table_;
+  SharedPlans* shared_;
   std::int64_t configurations_ = 0;
   std::int64_t from_table_ = 0;
   std::optional<Nanos> fault_free_;

@@ -14,6 +14,7 @@
 #include "planner/job_model.hpp"
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
+#include "sim/replay/shared_plans.hpp"
 #include "sim/replay/trace_on_cluster.hpp"
 #include "traces/generator.hpp"
 #include "traces/native_csv.hpp"
@@ -141,11 +142,13 @@ std::string run_point(const StudyOptions& o, std::int64_t index) {
 
   std::string rows;
   const std::int64_t seeds = o.preset.empty() ? 1 : o.seeds;
+  SharedPlans plans;  // the point's seeds replay one model: a set that recurs is planned once
   for (std::int64_t seed = 1; seed <= seeds; ++seed) {
     traces::Trace trace;
     ReplayOptions options;
     options.policies = o.policies;
     options.table = o.table;
+    options.shared_plans = &plans;
     if (o.preset.empty()) {
       trace = trace_on_cluster(*o.trace, o.map, nodes, fmt::format("point {} ({})", index, label));
       options.duration = replay_duration(trace, o.days);

@@ -11,6 +11,7 @@
 #include "profiles/job.hpp"
 #include "sim/replay/replay.hpp"
 #include "sim/replay/replay_rates.hpp"
+#include "sim/replay/shared_plans.hpp"
 #include "traces/native_csv.hpp"
 
 namespace {
@@ -160,4 +161,62 @@ TEST_CASE(
       recycle::planner::job_model(recycle::profiles::job_from_json(json, "job.json")), nullptr);
   CHECK(recycle::to_seconds(rates.fault_free()) > 0);
   CHECK_FALSE(rates.pipelines(64).has_value());
+}
+
+TEST_CASE("replay: replays of one job that share their plans give what each gives alone") {
+  // Two traces of PP 4 x DP 8 whose failure sets overlap: worker (0, 1) alone on both, then with
+  // (2, 1) on A and (1, 3) on B. Sharing plans (sim/replay/shared_plans.hpp) must change no
+  // figure, whichever replay comes first, and B must plan fewer sets after A than on its own.
+  const recycle::planner::JobModel model = unit_job(4, 8, 8);
+  const auto trace = [](const std::string& events) {
+    return recycle::traces::parse_native_csv(
+               "# nodes: 32\n# duration_s: 1\ntime_s,node,event,cause\n" + events, "trace.csv", {})
+        .trace;
+  };
+  const recycle::traces::Trace a = trace("0.1,1,down,x\n0.2,9,down,x\n0.5,1,up,\n0.6,9,up,\n");
+  const recycle::traces::Trace b = trace("0.15,1,down,x\n0.3,7,down,x\n0.7,1,up,\n");
+  recycle::sim::ReplayOptions options;
+  options.policies = {recycle::sim::PolicyKind::kRecycle, recycle::sim::PolicyKind::kAdaptive};
+  const auto same = [](const recycle::sim::ReplayResult& x, const recycle::sim::ReplayResult& y) {
+    REQUIRE(x.policies.size() == y.policies.size());
+    CHECK(x.configurations == y.configurations);
+    CHECK(x.outrun.has_value() == y.outrun.has_value());
+    for (std::size_t p = 0; p < x.policies.size(); ++p) {
+      const auto& u = x.policies[p];
+      const auto& v = y.policies[p];
+      CHECK(u.samples == v.samples);
+      CHECK(u.goodput == v.goodput);
+      CHECK(u.lost_s == v.lost_s);
+      REQUIRE(u.timeline.size() == v.timeline.size());
+      for (std::size_t k = 0; k < u.timeline.size(); ++k) {
+        CHECK(u.timeline[k].time == v.timeline[k].time);
+        CHECK(u.timeline[k].iterations_per_s == v.timeline[k].iterations_per_s);
+      }
+    }
+  };
+  const recycle::sim::ReplayResult alone_a = recycle::sim::replay(model, a, options);
+  const recycle::sim::ReplayResult alone_b = recycle::sim::replay(model, b, options);
+
+  recycle::sim::SharedPlans own_a, own_b;
+  options.shared_plans = &own_a;
+  same(recycle::sim::replay(model, a, options), alone_a);
+  options.shared_plans = &own_b;
+  same(recycle::sim::replay(model, b, options), alone_b);
+  REQUIRE(own_a.size() > 0);
+  REQUIRE(own_b.size() > 0);
+
+  recycle::sim::SharedPlans shared;
+  options.shared_plans = &shared;
+  same(recycle::sim::replay(model, a, options), alone_a);
+  const std::size_t after_a = shared.size();
+  same(recycle::sim::replay(model, a, options), alone_a);
+  CHECK(shared.size() == after_a);  // the same trace again plans nothing new
+  same(recycle::sim::replay(model, b, options), alone_b);
+  CHECK(shared.size() < own_a.size() + own_b.size());  // the set {(0, 1)} was planned once
+  // The other order.
+  recycle::sim::SharedPlans reversed;
+  options.shared_plans = &reversed;
+  same(recycle::sim::replay(model, b, options), alone_b);
+  same(recycle::sim::replay(model, a, options), alone_a);
+  CHECK(reversed.size() == shared.size());
 }

@@ -38,20 +38,6 @@ std::string_view type_name(ActionType type) noexcept {
   return "?";
 }
 
-bool is_compute(ActionType type) noexcept {
-  return type == ActionType::kForward || type == ActionType::kBackwardInput ||
-         type == ActionType::kBackwardWeight || type == ActionType::kBackward;
-}
-
-bool is_comm(ActionType type) noexcept {
-  return type == ActionType::kSendF || type == ActionType::kRecvF || type == ActionType::kSendB ||
-         type == ActionType::kRecvB;
-}
-
-bool is_per_iteration(ActionType type) noexcept {
-  return type == ActionType::kReduceGrad || type == ActionType::kOptimizer;
-}
-
 std::string to_token(const Action& action, std::int32_t worker_dp) {
   std::string token = std::to_string(action.virtual_stage);
   token += type_name(action.type);

@@ -30,9 +30,20 @@ enum class ActionType : std::uint8_t {
 };
 
 [[nodiscard]] std::string_view type_name(ActionType type) noexcept;
-[[nodiscard]] bool is_compute(ActionType type) noexcept;        ///< F, I, W, B
-[[nodiscard]] bool is_comm(ActionType type) noexcept;           ///< SEND_*, RECV_*
-[[nodiscard]] bool is_per_iteration(ActionType type) noexcept;  ///< REDUCE_GRAD, OPT
+/// F, I, W, B (inline: the graph builder, the lowering and the schedule's scans ask per action).
+[[nodiscard]] constexpr bool is_compute(ActionType type) noexcept {
+  return type == ActionType::kForward || type == ActionType::kBackwardInput ||
+         type == ActionType::kBackwardWeight || type == ActionType::kBackward;
+}
+/// SEND_*, RECV_*
+[[nodiscard]] constexpr bool is_comm(ActionType type) noexcept {
+  return type == ActionType::kSendF || type == ActionType::kRecvF || type == ActionType::kSendB ||
+         type == ActionType::kRecvB;
+}
+/// REDUCE_GRAD, OPT
+[[nodiscard]] constexpr bool is_per_iteration(ActionType type) noexcept {
+  return type == ActionType::kReduceGrad || type == ActionType::kOptimizer;
+}
 
 struct Action {
   ActionType type = ActionType::kForward;
@@ -40,7 +51,9 @@ struct Action {
   std::int32_t microbatch = -1;    ///< -1 for REDUCE_GRAD and OPT
   std::int32_t owner = 0;          ///< pipeline (dp index) whose samples these are; always explicit
   /// 0: this iteration's; 1: the previous iteration's (its list runs a step behind: `'`). A
-  /// SEND/RECV carries its producer's lag, so a transfer never spans two iterations.
+  /// SEND/RECV carries its producer's lag, or one more when the pair is listed in the list after
+  /// its producer's (a lagged reader's, planner/language/lower.hpp): a transfer never spans two
+  /// lists.
   std::int32_t lag = 0;
 
   friend bool operator==(const Action&, const Action&) = default;

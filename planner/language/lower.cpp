@@ -7,6 +7,7 @@
 #include "planner/language/dependency_graph.hpp"
 #include "planner/language/execution_graph.hpp"
 #include "planner/language/semantics.hpp"
+#include "planner/language/steady_state.hpp"
 
 namespace recycle::planner {
 
@@ -27,7 +28,8 @@ struct Slot {
 
 }  // namespace
 
-Schedule lower(const Schedule& schedule, const ActionIndex& index, const ExecutionGraph& graph) {
+Schedule lower(const Schedule& schedule, const ActionIndex& index, const ExecutionGraph& graph,
+               LaggedPairs pairs) {
   const Layout& layout = schedule.layout;
   const std::int32_t last = layout.virtual_stages() - 1;
   for (const WorkerSchedule& worker : schedule.workers) {
@@ -129,6 +131,22 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
                              data_distance(reader[static_cast<std::size_t>(at)].lag, recv.lag) == 0;
       if (same_list && at < recv_at) recv_at = at;
       if (timed) recv_at = std::min(recv_at, before(r, made));
+      const auto reader_size = static_cast<std::int32_t>(reader.size());
+      if (pairs == LaggedPairs::kReadersList && timed && !same_list && recv_at == reader_size &&
+          reads >= 0 && at >= 0 && at < reader_size &&
+          data_distance(reader[static_cast<std::size_t>(at)].lag, recv.lag) == 1) {
+        // Made after every compute of the reader's list, for a reader of the next list: the pair
+        // goes in that list, both marked one iteration later, ordered by when the reader starts.
+        const Key end = key_of(r, at);
+        const Key start{end.first - graph.duration(graph.node(r, at)), end.second};
+        Action late_send = *send, late_recv = recv;
+        ++late_send.lag;
+        ++late_recv.lag;
+        slots[w].push_back({before(wi, start), start, late_send});
+        slots[static_cast<std::size_t>(r)].push_back(
+            {std::min(at, before(r, start)), start, late_recv});
+        continue;
+      }
       const Key order = timed ? made : Key{0, untimed++};
       slots[w].push_back({self + 1, order, *send});
       slots[static_cast<std::size_t>(r)].push_back({recv_at, order, recv});
@@ -173,12 +191,29 @@ Schedule lower(const Schedule& schedule, const ActionIndex& index, const Executi
   return out;
 }
 
+Schedule lower(const Schedule& schedule, const ActionIndex& index, const ExecutionGraph& graph,
+               const LoweredPeriod& period) {
+  Schedule lowered = lower(schedule, index, graph, LaggedPairs::kPreviousList);
+  if (!schedule.has_lags()) return lowered;
+  Schedule late = lower(schedule, index, graph, LaggedPairs::kReadersList);
+  if (late.workers == lowered.workers) return lowered;
+  const std::optional<Nanos> now = period(lowered);
+  const std::optional<Nanos> then = period(late);
+  return then && (!now || *then < *now) ? late : lowered;
+}
+
 Schedule lower(const Schedule& schedule, const Costs& costs) {
   GraphOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
-  const ExecutionGraph graph(
-      schedule, [&costs](WorkerId, const Action& a) { return costs.duration(a); }, options);
-  return lower(schedule, ActionIndex(schedule), graph);
+  const auto duration = [&costs](WorkerId, const Action& a) { return costs.duration(a); };
+  const ExecutionGraph graph(schedule, duration, options);
+  GraphOptions run = options;
+  run.network = Network::kRuntime;
+  return lower(schedule, ActionIndex(schedule), graph,
+               [&](const Schedule& lowered) -> std::optional<Nanos> {
+                 const auto st = steady_state(ExecutionGraph(lowered, duration, run));
+                 return st ? std::optional<Nanos>(st->period) : std::nullopt;
+               });
 }
 
 Schedule lower(const Schedule& schedule) {

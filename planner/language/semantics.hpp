@@ -128,8 +128,8 @@ struct DataInputs {
 /// one). A data input made by an action of lag `producer_lag` reaches a consumer of lag
 /// `consumer_lag` from this many iterations back: 0 in the same list, 1 from the list before.
 /// Negative: the consumer would read data of a later iteration, which no schedule can (the
-/// validator refuses it). A SEND/RECV carries its producer's lag, so the consumer's distance from
-/// its RECV is counted the same way.
+/// validator refuses it). A SEND/RECV carries its producer's lag (or one more, listed in the list
+/// after it), so the consumer's distance from its RECV is counted the same way.
 [[nodiscard]] constexpr std::int32_t data_distance(std::int32_t consumer_lag,
                                                    std::int32_t producer_lag) noexcept {
   return consumer_lag - producer_lag;

@@ -415,14 +415,19 @@ void Checker::check_order() {
       if (a.type != ActionType::kSendF && a.type != ActionType::kSendB) return;
       const DataInput sent{comm_compute(a.type), v, true};
       const auto compute = produced(sent, a);
-      if (compute && action(compute->worker, compute->index).lag != a.lag) {
+      // Its iteration is its compute's: the same mark, or one more for a pair listed in the list
+      // after its compute's (planner/language/lower.hpp, LaggedPairs::kReadersList).
+      const std::int32_t later = compute ? a.lag - action(compute->worker, compute->index).lag : 0;
+      if (later != 0 && later != 1) {
         at(Rule::kOrder, w, i,
            type + " of another iteration than the " +
                (sent.producer == Producer::kForward ? "F" : "backward") +
                " whose output it sends (" + describe(*compute) +
-               "): a SEND carries its compute's ' mark");
+               "): a SEND carries its compute's ' mark, or one more in the list after its "
+               "compute's");
         return;
       }
+      if (later == 1) return;  // in the list after its compute's: anywhere in it
       needs_earlier(compute, type + " before the " +
                                  (sent.producer == Producer::kForward ? "F" : "backward") +
                                  " whose output it sends");

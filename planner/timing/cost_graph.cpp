@@ -4,6 +4,7 @@
 
 #include "planner/language/execution_graph_build.hpp"
 #include "planner/language/lower.hpp"
+#include "planner/language/steady_state.hpp"
 
 namespace recycle::planner {
 
@@ -40,7 +41,13 @@ Schedule lower(const Schedule& schedule, const CostModel& model) {
   const ActionIndex index(schedule);
   GraphOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
-  return lower(schedule, index, timed_graph(schedule, index, model, options));
+  GraphOptions run = options;
+  run.network = Network::kRuntime;
+  return lower(schedule, index, timed_graph(schedule, index, model, options),
+               [&](const Schedule& lowered) -> std::optional<Nanos> {
+                 const auto st = steady_state(timed_graph(lowered, model, run));
+                 return st ? std::optional<Nanos>(st->period) : std::nullopt;
+               });
 }
 
 }  // namespace recycle::planner

@@ -116,15 +116,18 @@ std::int32_t priority_of(std::int64_t key) {
   return static_cast<std::int32_t>(key & 3);
 }
 
-/// The candidates, by key: a radix heap. Keys taken out never decrease (actions start in time
-/// order), so an entry is filed in the bucket of the highest bit where its key differs from the
-/// last key taken out; a push is O(1) and an entry is refiled at most once per bit. Entries are
-/// never changed in place: a worker's newer candidate is pushed again, and an older one is dropped
-/// when it surfaces because its version is stale.
+/// The candidates, by key: a radix heap over hexadecimal digits. Keys taken out never decrease
+/// (actions start in time order), so an entry is filed by the highest digit where its key differs
+/// from the last key taken out, and that digit's value (bucket 0: equal keys); a push is O(1), and
+/// an entry is refiled at most once per digit, into a lower one each time. Entries are never
+/// changed in place: a worker's newer candidate is pushed again, and an older one is dropped when
+/// it surfaces because its version is stale.
 ///
-/// Candidates with equal keys come out in no particular (but a fixed) order. That does not change
-/// the schedule when every action takes time: an action starting at t only makes work ready after
-/// t, so actions that can start at t do not affect one another.
+/// Entries of one key always share a bucket and keep the order they were pushed in, so among equal
+/// keys the one pushed last comes out first. That order matters only where an action takes no
+/// time or a worker looks ahead at gradients on their way (ListScheduleInput::wait_for_gradient,
+/// forward_waits_for_gradient): otherwise an action starting at t only makes work ready after t,
+/// and actions that can start at t do not affect one another.
 class CandidateQueue {
  public:
   struct Entry {
@@ -139,19 +142,23 @@ class CandidateQueue {
   /// the last one: it comes out next.
   void push(Entry e) {
     e.key = std::max(e.key, last_);
-    buckets_[bucket(e.key)].push_back(e);
+    file(e);
     ++size_;
   }
 
   Entry pop() {
     if (buckets_[0].empty()) {
-      std::size_t i = 1;
-      while (buckets_[i].empty()) ++i;
+      // The lowest bucket that holds entries holds the least keys: the least becomes the last
+      // key, and every entry there goes to a lower bucket.
+      std::size_t i = 0;
+      while (nonempty_[i / 64] == 0) i += 64;
+      i += static_cast<std::size_t>(std::countr_zero(nonempty_[i / 64]));
       std::vector<Entry>& from = buckets_[i];
+      nonempty_[i / 64] &= ~(std::uint64_t{1} << (i % 64));
       last_ = std::min_element(from.begin(), from.end(), [](const Entry& a, const Entry& b) {
                 return a.key < b.key;
               })->key;
-      for (const Entry& e : from) buckets_[bucket(e.key)].push_back(e);
+      for (const Entry& e : from) file(e);
       from.clear();
     }
     const Entry e = buckets_[0].back();
@@ -161,13 +168,24 @@ class CandidateQueue {
   }
 
  private:
-  [[nodiscard]] std::size_t bucket(std::int64_t key) const noexcept {
-    return key == last_ ? 0
-                        : static_cast<std::size_t>(
-                              64 - std::countl_zero(static_cast<std::uint64_t>(key ^ last_)));
+  static constexpr std::size_t kDigits = 16;  ///< hexadecimal digits of a 64-bit key
+  static constexpr std::size_t kBuckets = kDigits * 16;
+
+  /// Bucket 16 d + v: the highest digit where the key differs from last_ is d, and its value
+  /// there is v (> last_'s, so bucket 0 holds only keys equal to it).
+  void file(const Entry& e) {
+    std::size_t b = 0;
+    if (e.key != last_) {
+      const auto diff = static_cast<std::uint64_t>(e.key ^ last_);
+      const auto digit = static_cast<std::size_t>(63 - std::countl_zero(diff)) / 4;
+      b = digit * 16 + ((static_cast<std::uint64_t>(e.key) >> (4 * digit)) & 15);
+      nonempty_[b / 64] |= std::uint64_t{1} << (b % 64);
+    }
+    buckets_[b].push_back(e);
   }
 
-  std::array<std::vector<Entry>, 65> buckets_;
+  std::array<std::vector<Entry>, kBuckets> buckets_;
+  std::array<std::uint64_t, kBuckets / 64> nonempty_{};  ///< buckets 1 and up that hold entries
   std::int64_t last_ = 0;
   std::size_t size_ = 0;
 };

@@ -211,7 +211,7 @@ std::optional<std::vector<Nanos>> shared_core_iteration_ends(
   RECYCLE_ASSERT(std::all_of(throughput.begin(), throughput.end(), [](double x) { return x > 0; }),
                  "a shared unit's throughput is positive");
   const planner::Schedule lowered =
-      schedule.is_lowered() ? schedule : planner::lower(schedule, model);
+      schedule.is_lowered() ? schedule : planner::lower(schedule, model, options.eager_sends);
   const ExecutionGraph graph = planner::timed_graph(lowered, model, options);
   if (!graph.ordered()) return std::nullopt;
   return SharedCores(graph, core_of, iterations, throughput).run();

@@ -303,7 +303,8 @@ struct Ran {
 Ran run_graph(planner::Schedule schedule, const CostModel& model, const SimOptions& options,
               const PipelineFold* fold = nullptr, const planner::Schedule* whole = nullptr) {
   Ran ran;
-  ran.schedule = schedule.is_lowered() ? std::move(schedule) : planner::lower(schedule, model);
+  ran.schedule = schedule.is_lowered() ? std::move(schedule)
+                                       : planner::lower(schedule, model, options.eager_sends);
   for (planner::WorkerSchedule& ws : ran.schedule.workers) {
     for (const Action& a : planner::implied_actions(ws)) ws.actions.push_back(a);
   }
@@ -347,7 +348,7 @@ SimRun simulate(planner::Schedule schedule, CostModel model, SimOptions options)
     // Lists that run across iterations are lowered on the times of a second iteration, which
     // differ between a folded run and the whole one: they are lowered whole, and the pipelines
     // whose lowered lists agree fold.
-    schedule = planner::lower(schedule, run.model);
+    schedule = planner::lower(schedule, run.model, run.options.eager_sends);
   }
   if (run.options.fold_pipelines) {
     if (const std::optional<PipelineFold> fold = fold_pipelines(schedule, run.model)) {

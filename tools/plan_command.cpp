@@ -75,7 +75,8 @@ int run_generate(const PlanOptions& o) {
     return kExitFailed;
   }
   const planner::Schedule& compute = *made;
-  const planner::Schedule lowered = planner::lower(compute, model);
+  const planner::Schedule lowered =
+      planner::lower(compute, model, o.layout.run_options().eager_sends);
   // What `recycle simulate` will report for it: the lowered schedule on the model's network.
   const auto steady = planner::steady_state(lowered, model, o.layout.run_options());
   RECYCLE_ASSERT(steady.has_value(), "a generated schedule deadlocked");

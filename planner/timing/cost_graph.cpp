@@ -37,12 +37,13 @@ ExecutionGraph timed_graph(const Schedule& schedule, const CostModel& model,
   return timed_graph(schedule, ActionIndex(schedule), model, options, source);
 }
 
-Schedule lower(const Schedule& schedule, const CostModel& model) {
+Schedule lower(const Schedule& schedule, const CostModel& model, bool eager_sends) {
   const ActionIndex index(schedule);
   GraphOptions options;
   options.staggered_optimizer = schedule.staggered_optimizer;
   GraphOptions run = options;
   run.network = Network::kRuntime;
+  run.eager_sends = eager_sends;
   return lower(schedule, index, timed_graph(schedule, index, model, options),
                [&](const Schedule& lowered) -> std::optional<Nanos> {
                  const auto st = steady_state(timed_graph(lowered, model, run));

@@ -24,7 +24,10 @@ namespace recycle::planner {
                                          const std::string& source = kUnnamedSchedule);
 
 /// lower() (planner/language/lower.hpp) with `model`'s times: its compute costs, and its transfer
-/// times on the direct network (the data is made when it reaches its reader).
-[[nodiscard]] Schedule lower(const Schedule& schedule, const CostModel& model);
+/// times on the direct network (the data is made when it reaches its reader). Lists that run
+/// across iterations keep the placement of lagged pairs that runs faster on the runtime network,
+/// with `eager_sends` (GraphOptions::eager_sends) as the schedule will run.
+[[nodiscard]] Schedule lower(const Schedule& schedule, const CostModel& model,
+                             bool eager_sends = false);
 
 }  // namespace recycle::planner

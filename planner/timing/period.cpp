@@ -8,7 +8,8 @@ namespace recycle::planner {
 
 std::optional<SteadyState> steady_state(const Schedule& schedule, const CostModel& model,
                                         const RunOptions& options) {
-  const Schedule lowered = schedule.is_lowered() ? schedule : lower(schedule, model);
+  const Schedule lowered =
+      schedule.is_lowered() ? schedule : lower(schedule, model, options.eager_sends);
   GraphOptions graph_options;
   graph_options.network = options.network;
   graph_options.staggered_optimizer = schedule.staggered_optimizer;

@@ -13,6 +13,7 @@
 #include "planner/language/schedule_io.hpp"
 #include "planner/language/torch_dialect.hpp"
 #include "planner/recycle_planner.hpp"
+#include "planner/timing/cost_graph.hpp"
 #include "planner/timing/memory.hpp"
 #include "planner/timing/period.hpp"
 #include "test_helpers.hpp"
@@ -236,6 +237,17 @@ TEST_CASE(
     CHECK(validate(late).empty());
     const Nanos readers = runtime_period(late, c);
     CHECK(chosen == std::min(previous, readers));
+    // With eager sends, chosen by eager sends.
+    const CostModel model = CostModel::compute_only(c);
+    RunOptions eager;
+    eager.eager_sends = true;
+    const auto on_eager = [&](const Schedule& lowered) {
+      const auto st = steady_state(lowered, model, eager);
+      REQUIRE(st.has_value());
+      return st->period;
+    };
+    CHECK(on_eager(lower(plan, model, true)) ==
+          std::min(on_eager(lowered_with(plan, c, LaggedPairs::kPreviousList)), on_eager(late)));
   }
   (void)costs;
 }
